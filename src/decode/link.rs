@@ -1,0 +1,527 @@
+//! Link and network layers: from a libpcap link type down to the IBA transport.
+//!
+//! Ethernet with any number of 802.1Q/802.1ad tags, VLANs and IP through `etherparse`; Linux
+//! cooked v1/v2, BSD loopback, raw IP, native InfiniBand (LINKTYPE_INFINIBAND, starting at the
+//! LRH) and ERF records (type 2 Ethernet, type 21 InfiniBand, as ibdump writes them). Header
+//! layouts: libpcap `pcap/dlt.h` and <https://www.tcpdump.org/linktypes.html>; ERF: the Endace
+//! ERF format as summarised in spec/roce.md §7.
+
+use etherparse::{
+    Ethernet2Slice, IpNumber, Ipv4HeaderSlice, Ipv6HeaderSlice, LaxIpv4Slice, LaxIpv6Slice,
+    SingleVlanSlice, UdpHeaderSlice, err,
+};
+
+use super::headers::{Grh, Lrh};
+use super::icrc;
+use super::transport::{self, TransportSlice};
+use super::{
+    Address, DecodeConfig, Ecn, Frame, FrameKind, Icrc, IcrcStatus, LinkSummary, LinkType,
+    Malformed, NetSummary, OtherKind, RocePacket, RoceVersion, UncheckedReason, Undecodable,
+};
+
+const ETH_IPV4: u16 = 0x0800;
+const ETH_IPV6: u16 = 0x86dd;
+const ETH_ARP: u16 = 0x0806;
+const ETH_VLAN: u16 = 0x8100;
+const ETH_QINQ: u16 = 0x88a8;
+const ETH_QINQ_OLD: u16 = 0x9100;
+
+fn other<'a>(link: LinkSummary, net: Option<NetSummary>, kind: OtherKind) -> Frame<'a> {
+    Frame {
+        link,
+        net,
+        kind: FrameKind::Other(kind),
+    }
+}
+
+fn undecodable<'a>(link: LinkSummary, why: Undecodable) -> Frame<'a> {
+    other(link, None, OtherKind::Undecodable(why))
+}
+
+/// Decode a frame of link type `lt`; see [`super::decode_frame`].
+pub fn decode<'a>(lt: LinkType, data: &'a [u8], orig_len: usize, cfg: &DecodeConfig) -> Frame<'a> {
+    let link = LinkSummary::default();
+    match lt.0 {
+        1 => ethernet(data, cfg),
+        113 => {
+            // Linux cooked v1: protocol (Ethertype) at offset 14 of a 16-byte header.
+            if data.len() < 16 {
+                return undecodable(link, Undecodable::Truncated("Linux cooked"));
+            }
+            ethertype(
+                u16::from_be_bytes([data[14], data[15]]),
+                &data[16..],
+                link,
+                cfg,
+            )
+        }
+        276 => {
+            // Linux cooked v2: protocol at offset 0 of a 20-byte header.
+            if data.len() < 20 {
+                return undecodable(link, Undecodable::Truncated("Linux cooked v2"));
+            }
+            ethertype(
+                u16::from_be_bytes([data[0], data[1]]),
+                &data[20..],
+                link,
+                cfg,
+            )
+        }
+        0 | 108 => loopback(lt, data, cfg),
+        101 | 228 | 229 => raw_ip(data, link, cfg),
+        247 => infiniband(data, orig_len, link),
+        197 => erf(data, orig_len, cfg),
+        _ => undecodable(link, Undecodable::LinkType),
+    }
+}
+
+/// Ethernet II, then every VLAN tag there is.
+fn ethernet<'a>(data: &'a [u8], cfg: &DecodeConfig) -> Frame<'a> {
+    let mut link = LinkSummary::default();
+    let Ok(eth) = Ethernet2Slice::from_slice_without_fcs(data) else {
+        return undecodable(link, Undecodable::Truncated("Ethernet"));
+    };
+    let mut et = eth.ether_type().0;
+    let mut rest = eth.payload_slice();
+    while matches!(et, ETH_VLAN | ETH_QINQ | ETH_QINQ_OLD) {
+        let Ok(tag) = SingleVlanSlice::from_slice(rest) else {
+            return undecodable(link, Undecodable::Truncated("802.1Q"));
+        };
+        let vid = tag.vlan_identifier().value();
+        if link.vlan_tags == 0 {
+            link.vlan_id = Some(vid);
+            link.vlan_pcp = Some(tag.priority_code_point().value());
+        } else {
+            link.inner_vlan_id = Some(vid);
+        }
+        link.vlan_tags = link.vlan_tags.saturating_add(1);
+        et = tag.ether_type().0;
+        rest = tag.payload_slice();
+    }
+    ethertype(et, rest, link, cfg)
+}
+
+fn ethertype<'a>(et: u16, rest: &'a [u8], link: LinkSummary, cfg: &DecodeConfig) -> Frame<'a> {
+    match et {
+        ETH_IPV4 => ipv4(rest, link, cfg),
+        ETH_IPV6 => ipv6(rest, link, cfg),
+        super::ROCEV1_ETHERTYPE => rocev1(rest, link),
+        ETH_ARP => other(link, None, OtherKind::Arp),
+        _ => other(link, None, OtherKind::EtherType(et)),
+    }
+}
+
+fn loopback<'a>(lt: LinkType, data: &'a [u8], cfg: &DecodeConfig) -> Frame<'a> {
+    let link = LinkSummary::default();
+    if data.len() < 4 {
+        return undecodable(link, Undecodable::Truncated("loopback"));
+    }
+    let b = [data[0], data[1], data[2], data[3]];
+    // LINKTYPE_NULL is in the writer's byte order, LINKTYPE_LOOP in network order.
+    let af = if lt == LinkType::LOOP {
+        u32::from_be_bytes(b)
+    } else {
+        let le = u32::from_le_bytes(b);
+        if le <= 0xff {
+            le
+        } else {
+            u32::from_be_bytes(b)
+        }
+    };
+    match af {
+        2 => ipv4(&data[4..], link, cfg),
+        // AF_INET6 differs by OS: Linux 10, NetBSD/OpenBSD 24, FreeBSD 28, Darwin 30.
+        10 | 24 | 28 | 30 => ipv6(&data[4..], link, cfg),
+        _ => undecodable(link, Undecodable::Invalid("loopback address family")),
+    }
+}
+
+fn raw_ip<'a>(data: &'a [u8], link: LinkSummary, cfg: &DecodeConfig) -> Frame<'a> {
+    match data.first().map(|b| b >> 4) {
+        Some(4) => ipv4(data, link, cfg),
+        Some(6) => ipv6(data, link, cfg),
+        Some(_) => undecodable(link, Undecodable::Invalid("IP version")),
+        None => undecodable(link, Undecodable::Truncated("IP")),
+    }
+}
+
+fn ip_error(e: &err::ipv4::HeaderSliceError, what: &'static str) -> Undecodable {
+    match e {
+        err::ipv4::HeaderSliceError::Len(_) => Undecodable::Truncated(what),
+        err::ipv4::HeaderSliceError::Content(_) => Undecodable::Invalid(what),
+    }
+}
+
+/// Addresses and variant fields of the IP header that carried a UDP datagram.
+struct IpInfo<'a> {
+    src: Address,
+    dst: Address,
+    tos: u8,
+    hop_limit: u8,
+    /// The whole IP header (IPv4 with options; IPv6 fixed header and extensions).
+    hdr: &'a [u8],
+    v6: bool,
+}
+
+fn ipv4<'a>(data: &'a [u8], link: LinkSummary, cfg: &DecodeConfig) -> Frame<'a> {
+    let (ip, _auth_err) = match LaxIpv4Slice::from_slice(data) {
+        Ok(v) => v,
+        Err(e) => return undecodable(link, ip_error(&e, "IPv4")),
+    };
+    let h: Ipv4HeaderSlice<'_> = ip.header();
+    let info = IpInfo {
+        src: Address::V4(h.source()),
+        dst: Address::V4(h.destination()),
+        tos: (h.dcp().value() << 2) | h.ecn().value(),
+        hop_limit: h.ttl(),
+        hdr: &data[..h.slice().len()],
+        v6: false,
+    };
+    let pl = ip.payload();
+    // The IP payload length the header declares (fixed header and options excluded).
+    let declared = (h.total_len() as usize).saturating_sub(h.slice().len());
+    transport_proto(
+        pl.ip_number,
+        pl.fragmented,
+        pl.payload,
+        declared,
+        info,
+        link,
+        cfg,
+    )
+}
+
+fn ipv6<'a>(data: &'a [u8], link: LinkSummary, cfg: &DecodeConfig) -> Frame<'a> {
+    let ip = match LaxIpv6Slice::from_slice(data) {
+        Ok((ip, _)) => ip,
+        Err(err::ipv6::HeaderSliceError::Len(_)) => {
+            return undecodable(link, Undecodable::Truncated("IPv6"));
+        }
+        Err(err::ipv6::HeaderSliceError::Content(_)) => {
+            return undecodable(link, Undecodable::Invalid("IPv6"));
+        }
+    };
+    let h: Ipv6HeaderSlice<'_> = ip.header();
+    let pl = ip.payload();
+    let hdr_len = data.len() - pl.payload.len();
+    let info = IpInfo {
+        src: Address::V6(h.source()),
+        dst: Address::V6(h.destination()),
+        tos: h.traffic_class(),
+        hop_limit: h.hop_limit(),
+        hdr: &data[..hdr_len],
+        v6: true,
+    };
+    let declared = (h.payload_length() as usize).saturating_sub(hdr_len - 40);
+    transport_proto(
+        pl.ip_number,
+        pl.fragmented,
+        pl.payload,
+        declared,
+        info,
+        link,
+        cfg,
+    )
+}
+
+fn transport_proto<'a>(
+    proto: IpNumber,
+    fragmented: bool,
+    payload: &'a [u8],
+    declared: usize,
+    ip: IpInfo<'a>,
+    link: LinkSummary,
+    cfg: &DecodeConfig,
+) -> Frame<'a> {
+    let net = Some(NetSummary {
+        src: ip.src,
+        dst: ip.dst,
+    });
+    if fragmented {
+        return other(link, net, OtherKind::Ip { protocol: proto.0 });
+    }
+    match proto {
+        IpNumber::UDP => {
+            let Ok(udp) = UdpHeaderSlice::from_slice(payload) else {
+                return undecodable(link, Undecodable::Truncated("UDP"));
+            };
+            let (sport, dport) = (udp.source_port(), udp.destination_port());
+            if !cfg.is_roce_port(dport) {
+                return other(
+                    link,
+                    net,
+                    OtherKind::Udp {
+                        src_port: sport,
+                        dst_port: dport,
+                    },
+                );
+            }
+            rocev2(payload, declared, ip, link)
+        }
+        IpNumber::TCP => {
+            if payload.len() < 4 {
+                return other(link, net, OtherKind::Ip { protocol: 6 });
+            }
+            other(
+                link,
+                net,
+                OtherKind::Tcp {
+                    src_port: u16::from_be_bytes([payload[0], payload[1]]),
+                    dst_port: u16::from_be_bytes([payload[2], payload[3]]),
+                },
+            )
+        }
+        p => other(link, net, OtherKind::Ip { protocol: p.0 }),
+    }
+}
+
+fn rocev2<'a>(
+    udp: &'a [u8],
+    ip_payload_len: usize,
+    ip: IpInfo<'a>,
+    link: LinkSummary,
+) -> Frame<'a> {
+    let udp_len = u16::from_be_bytes([udp[4], udp[5]]);
+    let mut pkt = RocePacket {
+        version: RoceVersion::V2,
+        src: ip.src,
+        dst: ip.dst,
+        ecn: Some(Ecn::from_tos(ip.tos)),
+        dscp: Some(ip.tos >> 2),
+        hop_limit: Some(ip.hop_limit),
+        udp_src_port: Some(u16::from_be_bytes([udp[0], udp[1]])),
+        udp_dst_port: Some(u16::from_be_bytes([udp[2], udp[3]])),
+        lrh: None,
+        grh: None,
+        bth: None,
+        ext: Default::default(),
+        hdr_len: 0,
+        payload: &[],
+        payload_len: 0,
+        icrc: Icrc::unchecked(UncheckedReason::Malformed, None),
+        malformed: None,
+        truncated: false,
+    };
+    let net = Some(NetSummary {
+        src: ip.src,
+        dst: ip.dst,
+    });
+    if (udp_len as usize) < 8 || udp_len as usize > ip_payload_len {
+        pkt.malformed = Some(Malformed::BadUdpLength {
+            udp_len,
+            ip_payload: ip_payload_len,
+        });
+        pkt.truncated = udp.len() < ip_payload_len;
+        return roce_frame(link, net, pkt);
+    }
+    let t = transport::parse(&udp[8..], udp_len as usize - 8);
+    let icrc = match t.icrc_offset {
+        Some(off) if !t.truncated => {
+            let covered = &udp[8..8 + off];
+            let expected = if ip.v6 {
+                icrc::rocev2_ipv6(ip.hdr, &udp[..8], covered)
+            } else {
+                icrc::rocev2_ipv4(ip.hdr, &udp[..8], covered)
+            };
+            verdict(t.icrc_wire, expected)
+        }
+        _ => unchecked(&t),
+    };
+    fill(&mut pkt, &t, icrc);
+    roce_frame(link, net, pkt)
+}
+
+fn verdict(wire: Option<u32>, expected: u32) -> Icrc {
+    let status = if wire == Some(expected) {
+        IcrcStatus::Good
+    } else {
+        IcrcStatus::Bad
+    };
+    Icrc {
+        status,
+        value: wire,
+        expected: Some(expected),
+    }
+}
+
+fn unchecked(t: &TransportSlice<'_>) -> Icrc {
+    let reason = if t.malformed.is_some() {
+        UncheckedReason::Malformed
+    } else if t.truncated {
+        UncheckedReason::Truncated
+    } else {
+        UncheckedReason::NoRule
+    };
+    Icrc::unchecked(reason, t.icrc_wire)
+}
+
+fn fill<'a>(pkt: &mut RocePacket<'a>, t: &TransportSlice<'a>, icrc: Icrc) {
+    pkt.bth = t.bth;
+    pkt.ext = t.ext;
+    pkt.hdr_len = t.hdr_len;
+    pkt.payload = t.payload;
+    pkt.payload_len = t.payload_len;
+    pkt.malformed = t.malformed;
+    pkt.truncated = t.truncated;
+    pkt.icrc = icrc;
+}
+
+fn roce_frame<'a>(link: LinkSummary, net: Option<NetSummary>, pkt: RocePacket<'a>) -> Frame<'a> {
+    Frame {
+        link,
+        net,
+        kind: FrameKind::Roce(pkt),
+    }
+}
+
+fn empty_packet<'a>(version: RoceVersion, src: Address, dst: Address) -> RocePacket<'a> {
+    RocePacket {
+        version,
+        src,
+        dst,
+        ecn: None,
+        dscp: None,
+        hop_limit: None,
+        udp_src_port: None,
+        udp_dst_port: None,
+        lrh: None,
+        grh: None,
+        bth: None,
+        ext: Default::default(),
+        hdr_len: 0,
+        payload: &[],
+        payload_len: 0,
+        icrc: Icrc::unchecked(UncheckedReason::Malformed, None),
+        malformed: None,
+        truncated: false,
+    }
+}
+
+/// RoCEv1: GRH then BTH. GRH PayLen counts the bytes after the GRH up to and including the ICRC.
+fn rocev1(data: &[u8], link: LinkSummary) -> Frame<'_> {
+    if data.len() < Grh::LEN {
+        return undecodable(link, Undecodable::Truncated("GRH"));
+    }
+    let grh = Grh::parse(data);
+    let net = Some(NetSummary {
+        src: Address::Gid(grh.sgid),
+        dst: Address::Gid(grh.dgid),
+    });
+    let mut pkt = empty_packet(
+        RoceVersion::V1,
+        Address::Gid(grh.sgid),
+        Address::Gid(grh.dgid),
+    );
+    pkt.grh = Some(grh);
+    pkt.hop_limit = Some(grh.hop_limit);
+    if grh.next_hdr != Grh::NEXT_HDR_BTH {
+        pkt.malformed = Some(Malformed::GrhNotBth(grh.next_hdr));
+        return roce_frame(link, net, pkt);
+    }
+    let t = transport::parse(&data[Grh::LEN..], grh.pay_len as usize);
+    let icrc = match t.icrc_offset {
+        Some(off) if !t.truncated => {
+            let covered = &data[Grh::LEN..Grh::LEN + off];
+            verdict(t.icrc_wire, icrc::with_grh(&data[..Grh::LEN], covered))
+        }
+        _ => unchecked(&t),
+    };
+    fill(&mut pkt, &t, icrc);
+    roce_frame(link, net, pkt)
+}
+
+/// Native InfiniBand starting at the LRH; PktLen (4-byte words) covers LRH through ICRC, and a
+/// 2-byte VCRC follows.
+fn infiniband(data: &[u8], orig_len: usize, link: LinkSummary) -> Frame<'_> {
+    if data.len() < Lrh::LEN {
+        return undecodable(link, Undecodable::Truncated("LRH"));
+    }
+    let lrh = Lrh::parse(data);
+    let lid = |l| Address::Lid(l);
+    let mut pkt = empty_packet(RoceVersion::Ib, lid(lrh.slid), lid(lrh.dlid));
+    pkt.lrh = Some(lrh);
+    let pkt_bytes = lrh.pkt_len as usize * 4;
+    match lrh.lnh {
+        0 | 1 => {
+            return other(link, None, OtherKind::IbNonIba);
+        }
+        _ => {}
+    }
+    let mut off = Lrh::LEN;
+    if lrh.lnh == 3 {
+        if data.len() < Lrh::LEN + Grh::LEN {
+            pkt.truncated = true;
+            let net = Some(NetSummary {
+                src: pkt.src,
+                dst: pkt.dst,
+            });
+            return roce_frame(link, net, pkt);
+        }
+        let grh = Grh::parse(&data[Lrh::LEN..]);
+        pkt.grh = Some(grh);
+        pkt.src = Address::Gid(grh.sgid);
+        pkt.dst = Address::Gid(grh.dgid);
+        pkt.hop_limit = Some(grh.hop_limit);
+        off += Grh::LEN;
+        if grh.next_hdr != Grh::NEXT_HDR_BTH {
+            pkt.malformed = Some(Malformed::GrhNotBth(grh.next_hdr));
+        }
+    }
+    let net = Some(NetSummary {
+        src: pkt.src,
+        dst: pkt.dst,
+    });
+    if pkt.malformed.is_some() {
+        return roce_frame(link, net, pkt);
+    }
+    if pkt_bytes < off {
+        pkt.malformed = Some(Malformed::BadLrh("packet length shorter than its headers"));
+        pkt.truncated = data.len() < orig_len;
+        return roce_frame(link, net, pkt);
+    }
+    let t = transport::parse(&data[off..], pkt_bytes - off);
+    let icrc = match t.icrc_offset {
+        Some(t_off) if !t.truncated => {
+            let covered = &data[off..off + t_off];
+            let expected = if lrh.lnh == 3 {
+                icrc::with_grh(&data[Lrh::LEN..off], covered)
+            } else {
+                icrc::ib_local(&data[..Lrh::LEN], covered)
+            };
+            verdict(t.icrc_wire, expected)
+        }
+        _ => unchecked(&t),
+    };
+    fill(&mut pkt, &t, icrc);
+    roce_frame(link, net, pkt)
+}
+
+/// ERF record: 16-byte header (timestamp 8, type 1, flags 1, rlen 2, lctr 2, wlen 2), optional
+/// 8-byte extension headers while the type's top bit (and then each extension's top bit) is
+/// set, then for Ethernet (type 2) 2 bytes of offset/pad, for InfiniBand (type 21) the LRH.
+fn erf<'a>(data: &'a [u8], orig_len: usize, cfg: &DecodeConfig) -> Frame<'a> {
+    let link = LinkSummary::default();
+    if data.len() < 16 {
+        return undecodable(link, Undecodable::Truncated("ERF"));
+    }
+    let ty = data[8];
+    let mut off = 16;
+    let mut more = ty & 0x80 != 0;
+    while more {
+        if data.len() < off + 8 {
+            return undecodable(link, Undecodable::Truncated("ERF extension"));
+        }
+        more = data[off] & 0x80 != 0;
+        off += 8;
+    }
+    match ty & 0x7f {
+        2 => {
+            if data.len() < off + 2 {
+                return undecodable(link, Undecodable::Truncated("ERF Ethernet"));
+            }
+            ethernet(&data[off + 2..], cfg)
+        }
+        21 => infiniband(&data[off..], orig_len.saturating_sub(off), link),
+        t => other(link, None, OtherKind::ErfType(t)),
+    }
+}

@@ -1,0 +1,456 @@
+//! Pure decoding of captured frames into RoCE packets: no I/O, no heap allocation per packet.
+//!
+//! Pipeline: link layer ([`link`]) → network layer (IPv4/IPv6 + UDP through `etherparse`, the
+//! RoCEv1 GRH, or the native-IB LRH) → IBA transport ([`transport`]: BTH and the extended headers
+//! its opcode implies) → ICRC ([`icrc`]). The result is a [`Frame`] that borrows the captured
+//! bytes; analysis and printers consume it without re-parsing.
+
+pub mod headers;
+pub mod icrc;
+pub mod link;
+pub mod opcode;
+pub mod transport;
+
+use std::fmt;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+pub use headers::*;
+pub use opcode::{ExtKind, Opcode, Operation, Position, Transport};
+
+/// The IANA-assigned RoCEv2 UDP destination port (IBTA Annex A17.2).
+pub const ROCEV2_PORT: u16 = 4791;
+
+/// The RoCEv1 Ethertype (IBTA Annex A16).
+pub const ROCEV1_ETHERTYPE: u16 = 0x8915;
+
+/// Decoder settings that do not change per packet.
+#[derive(Clone, Debug)]
+pub struct DecodeConfig {
+    /// UDP destination ports decoded as RoCEv2 (always includes 4791). Small and scanned
+    /// linearly: users give one or two extra ports.
+    pub roce_ports: Vec<u16>,
+}
+
+impl Default for DecodeConfig {
+    fn default() -> Self {
+        DecodeConfig {
+            roce_ports: vec![ROCEV2_PORT],
+        }
+    }
+}
+
+impl DecodeConfig {
+    /// Config with 4791 plus `extra` ports.
+    pub fn with_ports(extra: &[u16]) -> Self {
+        let mut roce_ports = vec![ROCEV2_PORT];
+        for p in extra {
+            if !roce_ports.contains(p) {
+                roce_ports.push(*p);
+            }
+        }
+        DecodeConfig { roce_ports }
+    }
+
+    /// Whether `port` is a RoCEv2 UDP destination port under this config.
+    #[inline]
+    pub fn is_roce_port(&self, port: u16) -> bool {
+        self.roce_ports.contains(&port)
+    }
+}
+
+/// A libpcap link-layer header type (LINKTYPE_* value, <https://www.tcpdump.org/linktypes.html>).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LinkType(pub u32);
+
+impl LinkType {
+    /// BSD loopback, 4-byte host-order AF header (LINKTYPE_NULL).
+    pub const NULL: LinkType = LinkType(0);
+    /// Ethernet II (LINKTYPE_ETHERNET).
+    pub const ETHERNET: LinkType = LinkType(1);
+    /// Raw IP (DLT_RAW as some platforms number it).
+    pub const RAW_101: LinkType = LinkType(101);
+    /// OpenBSD loopback, 4-byte network-order AF header (LINKTYPE_LOOP).
+    pub const LOOP: LinkType = LinkType(108);
+    /// Linux cooked capture v1, 16-byte header (LINKTYPE_LINUX_SLL).
+    pub const LINUX_SLL: LinkType = LinkType(113);
+    /// Endace ERF records (LINKTYPE_ERF); ibdump writes native IB as ERF type 21.
+    pub const ERF: LinkType = LinkType(197);
+    /// Raw IPv4 (LINKTYPE_IPV4).
+    pub const IPV4: LinkType = LinkType(228);
+    /// Raw IPv6 (LINKTYPE_IPV6).
+    pub const IPV6: LinkType = LinkType(229);
+    /// Raw InfiniBand starting at the LRH (LINKTYPE_INFINIBAND).
+    pub const INFINIBAND: LinkType = LinkType(247);
+    /// Linux cooked capture v2, 20-byte header (LINKTYPE_LINUX_SLL2).
+    pub const LINUX_SLL2: LinkType = LinkType(276);
+    /// Raw IP (LINKTYPE_RAW; DLT 12 or 14 on some systems map here).
+    pub const RAW: LinkType = LinkType(101);
+
+    /// Whether the decoder handles this link type.
+    pub fn is_supported(self) -> bool {
+        matches!(
+            self.0,
+            0 | 1 | 101 | 108 | 113 | 197 | 228 | 229 | 247 | 276
+        )
+    }
+
+    /// libpcap's name for the link type, as `tcpdump -L` prints it.
+    pub fn name(self) -> &'static str {
+        match self.0 {
+            0 => "NULL",
+            1 => "EN10MB",
+            101 => "RAW",
+            108 => "LOOP",
+            113 => "LINUX_SLL",
+            197 => "ERF",
+            228 => "IPV4",
+            229 => "IPV6",
+            247 => "INFINIBAND",
+            276 => "LINUX_SLL2",
+            _ => "unknown",
+        }
+    }
+}
+
+/// A network-layer endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Address {
+    /// IPv4 address (RoCEv2 over IPv4).
+    V4([u8; 4]),
+    /// IPv6 address (RoCEv2 over IPv6).
+    V6([u8; 16]),
+    /// InfiniBand GID, 128 bits (RoCEv1 GRH or native IB with GRH).
+    Gid([u8; 16]),
+    /// InfiniBand local identifier, 16 bits (native IB without GRH).
+    Lid(u16),
+}
+
+impl fmt::Display for Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Address::V4(a) => Ipv4Addr::from(*a).fmt(f),
+            Address::V6(a) | Address::Gid(a) => Ipv6Addr::from(*a).fmt(f),
+            Address::Lid(l) => write!(f, "LID {l}"),
+        }
+    }
+}
+
+/// IP ECN codepoint, the low 2 bits of IPv4 TOS / IPv6 Traffic Class (RFC 3168 §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ecn {
+    /// `00`: not ECN-capable transport.
+    NotEct,
+    /// `01`: ECT(1).
+    Ect1,
+    /// `10`: ECT(0) (what RoCEv2 NICs send by default).
+    Ect0,
+    /// `11`: congestion experienced.
+    Ce,
+}
+
+impl Ecn {
+    /// From the 2 low bits of a TOS / traffic-class byte.
+    pub fn from_tos(tos: u8) -> Ecn {
+        match tos & 3 {
+            0 => Ecn::NotEct,
+            1 => Ecn::Ect1,
+            2 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+
+    /// Lower-case name used in JSON: `not-ect`, `ect0`, `ect1`, `ce`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ecn::NotEct => "not-ect",
+            Ecn::Ect1 => "ect1",
+            Ecn::Ect0 => "ect0",
+            Ecn::Ce => "ce",
+        }
+    }
+}
+
+/// Which encapsulation carried the IBA transport.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RoceVersion {
+    /// RoCEv1: Ethertype 0x8915, GRH, BTH.
+    V1,
+    /// RoCEv2: IP, UDP to port 4791 (or a configured port), BTH.
+    V2,
+    /// Native InfiniBand: LRH [+ GRH], BTH.
+    Ib,
+}
+
+impl RoceVersion {
+    /// `"v1"`, `"v2"` or `"ib"`, as in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            RoceVersion::V1 => "v1",
+            RoceVersion::V2 => "v2",
+            RoceVersion::Ib => "ib",
+        }
+    }
+}
+
+/// Result of ICRC verification.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IcrcStatus {
+    /// The ICRC on the wire equals the one computed over the masked packet.
+    Good,
+    /// It does not.
+    Bad,
+    /// Not verifiable.
+    Unchecked(UncheckedReason),
+}
+
+/// Why an ICRC could not be verified.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UncheckedReason {
+    /// The frame was cut by the snap length before the ICRC.
+    Truncated,
+    /// The packet is malformed, so the ICRC's position is unknown.
+    Malformed,
+    /// No verification rule for this encapsulation.
+    NoRule,
+}
+
+/// ICRC trailer (4 bytes, transmitted least-significant byte first) and its verification.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Icrc {
+    /// Verification result.
+    pub status: IcrcStatus,
+    /// The value found on the wire (as a CRC-32 value, i.e. the 4 bytes read little-endian),
+    /// when captured.
+    pub value: Option<u32>,
+    /// The value computed over the masked packet, when computed.
+    pub expected: Option<u32>,
+}
+
+impl Icrc {
+    /// An ICRC that was not checked.
+    pub fn unchecked(reason: UncheckedReason, value: Option<u32>) -> Icrc {
+        Icrc {
+            status: IcrcStatus::Unchecked(reason),
+            value,
+            expected: None,
+        }
+    }
+
+    /// `"good"`, `"bad"` or `"unchecked"`.
+    pub fn status_name(&self) -> &'static str {
+        match self.status {
+            IcrcStatus::Good => "good",
+            IcrcStatus::Bad => "bad",
+            IcrcStatus::Unchecked(_) => "unchecked",
+        }
+    }
+}
+
+/// Why a packet that reached the RoCE decoder is not a plausible IBA packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Malformed {
+    /// Fewer than 12 bytes after the UDP header / GRH / LRH.
+    #[error("{len} bytes is too short for a BTH (12 bytes)")]
+    ShortBth {
+        /// Transport bytes available, per the length fields.
+        len: usize,
+    },
+    /// BTH transport version other than 0.
+    #[error("BTH TVer {0} (must be 0)")]
+    BadTver(u8),
+    /// Reserved opcode for its transport.
+    #[error("reserved opcode 0x{0:02X}")]
+    ReservedOpcode(u8),
+    /// Length shorter than BTH + the opcode's extended headers + ICRC.
+    #[error("{have} bytes is shorter than the {need} bytes its opcode's headers and ICRC need")]
+    ShortForOpcode {
+        /// Bytes required: headers + ICRC.
+        need: usize,
+        /// Bytes present per the length fields.
+        have: usize,
+    },
+    /// Pad count larger than the payload before it.
+    #[error("pad count {pad} is larger than the {payload}-byte payload")]
+    PadExceedsPayload {
+        /// BTH PadCnt.
+        pad: u8,
+        /// Payload bytes including pad.
+        payload: usize,
+    },
+    /// An opcode without payload carries extra bytes.
+    #[error("{extra} unexpected bytes after the headers of an opcode without payload")]
+    UnexpectedPayload {
+        /// Extra bytes.
+        extra: usize,
+    },
+    /// UDP length field smaller than 8 or larger than the IP payload.
+    #[error("UDP length {udp_len} does not fit the IP payload of {ip_payload} bytes")]
+    BadUdpLength {
+        /// UDP length field.
+        udp_len: u16,
+        /// IP payload length.
+        ip_payload: usize,
+    },
+    /// GRH next header is not BTH, or its payload length does not fit.
+    #[error("GRH next header 0x{0:02X} is not BTH (0x1B)")]
+    GrhNotBth(u8),
+    /// Bad LRH (LNH not IBA, or packet length too small).
+    #[error("LRH: {0}")]
+    BadLrh(&'static str),
+}
+
+/// A decoded RoCE / InfiniBand packet, borrowing the captured bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct RocePacket<'a> {
+    /// Encapsulation.
+    pub version: RoceVersion,
+    /// Source address (IP, GID or LID).
+    pub src: Address,
+    /// Destination address (IP, GID or LID).
+    pub dst: Address,
+    /// IP ECN codepoint; `None` for RoCEv1 and native IB, which have no IP header.
+    pub ecn: Option<Ecn>,
+    /// DSCP (6 bits) or GRH/IPv6 traffic class >> 2; `None` when there is no IP header.
+    pub dscp: Option<u8>,
+    /// IPv4 TTL / IPv6 or GRH hop limit.
+    pub hop_limit: Option<u8>,
+    /// UDP source port (RoCEv2 only).
+    pub udp_src_port: Option<u16>,
+    /// UDP destination port (RoCEv2 only).
+    pub udp_dst_port: Option<u16>,
+    /// LRH (native IB only).
+    pub lrh: Option<Lrh>,
+    /// GRH (RoCEv1, and native IB when LNH = 3).
+    pub grh: Option<Grh>,
+    /// BTH; `None` when fewer than 12 bytes were captured or present.
+    pub bth: Option<Bth>,
+    /// Extended headers that were present and captured.
+    pub ext: ExtHeaders,
+    /// Bytes of BTH + extended headers, per the opcode's layout.
+    pub hdr_len: usize,
+    /// Captured payload bytes (without pad and ICRC; may be shorter than `payload_len` when
+    /// truncated).
+    pub payload: &'a [u8],
+    /// Payload length in bytes per the packet's length fields: after every transport header,
+    /// without pad and ICRC.
+    pub payload_len: u32,
+    /// ICRC verification.
+    pub icrc: Icrc,
+    /// Set when the packet is not a plausible IBA packet.
+    pub malformed: Option<Malformed>,
+    /// Set when the snap length cut the frame before its end.
+    pub truncated: bool,
+}
+
+/// A frame that is not RoCE, summarised for `--all` listings and counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OtherKind {
+    /// UDP that is not to a RoCE port.
+    Udp {
+        /// Source port.
+        src_port: u16,
+        /// Destination port.
+        dst_port: u16,
+    },
+    /// TCP.
+    Tcp {
+        /// Source port.
+        src_port: u16,
+        /// Destination port.
+        dst_port: u16,
+    },
+    /// Another IP protocol.
+    Ip {
+        /// IP protocol / next header number.
+        protocol: u8,
+    },
+    /// ARP.
+    Arp,
+    /// A non-IP Ethertype.
+    EtherType(u16),
+    /// Native IB that carries no BTH (LNH raw / IP).
+    IbNonIba,
+    /// ERF record of a type other than Ethernet or InfiniBand.
+    ErfType(u8),
+    /// A frame the link or network layer could not parse.
+    Undecodable(Undecodable),
+}
+
+/// Why a frame's link or network layer could not be parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Undecodable {
+    /// Captured bytes end inside a link-layer or IP header.
+    #[error("captured bytes end inside the {0} header")]
+    Truncated(&'static str),
+    /// A header field has an impossible value.
+    #[error("invalid {0} header")]
+    Invalid(&'static str),
+    /// The link type is not supported.
+    #[error("unsupported link type")]
+    LinkType,
+}
+
+/// What a frame turned out to be.
+#[derive(Clone, Copy, Debug)]
+pub enum FrameKind<'a> {
+    /// RoCEv1, RoCEv2 or native IB (possibly malformed or truncated).
+    Roce(RocePacket<'a>),
+    /// Anything else.
+    Other(OtherKind),
+}
+
+/// Network-layer summary of any IP frame (for `--all` lines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetSummary {
+    /// Source address.
+    pub src: Address,
+    /// Destination address.
+    pub dst: Address,
+}
+
+/// Link-layer facts worth showing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkSummary {
+    /// Number of 802.1Q / 802.1ad tags.
+    pub vlan_tags: u8,
+    /// Outermost VLAN ID (12 bits), when tagged.
+    pub vlan_id: Option<u16>,
+    /// Outermost priority code point (3 bits), when tagged.
+    pub vlan_pcp: Option<u8>,
+    /// Innermost VLAN ID (12 bits), when tagged more than once.
+    pub inner_vlan_id: Option<u16>,
+}
+
+/// One decoded frame.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame<'a> {
+    /// Link-layer summary.
+    pub link: LinkSummary,
+    /// Addresses, when a network layer was found.
+    pub net: Option<NetSummary>,
+    /// The decoded content.
+    pub kind: FrameKind<'a>,
+}
+
+impl<'a> Frame<'a> {
+    /// The RoCE packet, if this frame is one.
+    pub fn roce(&self) -> Option<&RocePacket<'a>> {
+        match &self.kind {
+            FrameKind::Roce(p) => Some(p),
+            FrameKind::Other(_) => None,
+        }
+    }
+}
+
+/// Decode one captured frame.
+///
+/// `data` is the captured bytes (`caplen` of them), `orig_len` the length on the wire. Never
+/// panics and never allocates; any byte sequence yields a [`Frame`].
+pub fn decode_frame<'a>(
+    linktype: LinkType,
+    data: &'a [u8],
+    orig_len: u32,
+    cfg: &DecodeConfig,
+) -> Frame<'a> {
+    link::decode(linktype, data, orig_len as usize, cfg)
+}
