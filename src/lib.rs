@@ -5,3 +5,5 @@
 //! module wires them together; `generate` (RDMA traffic over libibverbs) stands apart.
 
 pub mod decode;
+pub mod analyze;
+pub mod output;

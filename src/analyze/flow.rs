@@ -1,0 +1,272 @@
+//! Per-flow state: one direction of traffic to one destination QP (issue 3, point 1).
+//!
+//! A flow is keyed by (source address, destination address, BTH DestQP); the address is the IP
+//! (RoCEv2), the GID (RoCEv1, GRH) or the LID (native IB without GRH). A flow may carry two PSN
+//! spaces (`spec/roce.md` §5: requests and responses share the requester's space): the
+//! requests its source sends, and the READ responses its source returns for the peer's READs.
+//! Each has its own [`PsnTracker`] and [`Assembler`].
+
+use super::congestion::Congestion;
+use super::message::Assembler;
+use super::psn::PsnTracker;
+use super::stats::Samples;
+use crate::decode::{Address, Reth, Transport};
+use std::collections::VecDeque;
+
+/// Flow key: (source, destination, DestQP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FlowKey {
+    /// Source address.
+    pub src: Address,
+    /// Destination address.
+    pub dst: Address,
+    /// BTH DestQP, 24 bits.
+    pub dest_qp: u32,
+}
+
+/// How a connection's two flows were found to belong together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PairedBy {
+    /// Same RoCEv2 UDP source port both ways (the flow-label entropy convention of
+    /// `rdma_flow_label_to_udp_sport()`, symmetric in the two QPNs).
+    UdpSport,
+    /// ACK / NAK / READ-response PSNs echoing the request PSNs of the reverse flow.
+    Psn,
+    /// A CNP addressed to the DETH source QP of a UD sender.
+    Cnp,
+    /// CM ConnectRequest / ConnectReply MADs on QP1.
+    Cm,
+}
+
+impl PairedBy {
+    /// JSON / text name.
+    pub fn name(self) -> &'static str {
+        match self {
+            PairedBy::UdpSport => "udp_sport",
+            PairedBy::Psn => "psn",
+            PairedBy::Cnp => "cnp",
+            PairedBy::Cm => "cm",
+        }
+    }
+}
+
+/// An outstanding READ request, waiting for its responses in the reverse flow.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadReq {
+    /// PSN of the request (= PSN of RESPONSE FIRST/ONLY).
+    pub psn: u32,
+    /// Its RETH.
+    pub reth: Reth,
+    /// Capture time, ns.
+    pub ts: u64,
+    /// Frame number.
+    pub frame: u64,
+}
+
+/// A NAK or RNR NAK seen in the reverse flow, waiting for the retransmission it triggers.
+#[derive(Clone, Copy, Debug)]
+pub struct PendingNak {
+    /// PSN carried by the NAK (the expected PSN for a sequence error; the refused PSN for RNR).
+    pub psn: u32,
+    /// Capture time, ns.
+    pub ts: u64,
+    /// Frame number.
+    pub frame: u64,
+}
+
+/// A gap event whose NAK or retransmission has not been seen yet.
+#[derive(Clone, Copy, Debug)]
+pub struct OpenGap {
+    /// Index into the analyzer's stored gap list, when stored.
+    pub idx: Option<usize>,
+    /// Capture time of the packet that revealed the gap.
+    pub ts: u64,
+    /// First missing PSN (the expected PSN).
+    pub expected: u32,
+    /// NAK time, once matched.
+    pub nak_ts: Option<u64>,
+}
+
+/// Most AckReq packets awaiting an ACK per flow.
+pub const MAX_PENDING_ACKS: usize = 1024;
+/// Most outstanding READs remembered per flow.
+pub const MAX_OUTSTANDING_READS: usize = 256;
+/// Most open gap stories per flow.
+pub const MAX_OPEN_GAPS: usize = 32;
+/// Most unacknowledged request units remembered per flow for the MSN check.
+pub const MAX_UNITS: usize = 4096;
+
+/// All per-flow state.
+#[derive(Clone, Debug)]
+pub struct Flow {
+    /// Key.
+    pub key: FlowKey,
+    /// Transport of the first non-CNP packet.
+    pub transport: Option<Transport>,
+    /// First RoCEv2 UDP source port seen.
+    pub udp_sport: Option<u16>,
+    /// DETH source QP of the first UD packet (the sender's QPN).
+    pub deth_src_qp: Option<u32>,
+    /// Packets.
+    pub packets: u64,
+    /// Payload bytes (after all transport headers, without pad and ICRC).
+    pub payload_bytes: u64,
+    /// Transport bytes (BTH through ICRC).
+    pub transport_bytes: u64,
+    /// (opcode, count), in first-seen order.
+    pub opcodes: Vec<(u8, u64)>,
+    /// ACKNOWLEDGE packets whose AETH is an ACK.
+    pub acks: u64,
+    /// NAK counts by code 0–4 (PSN sequence error, invalid request, remote access, remote
+    /// operational, invalid RD request).
+    pub naks: [u64; 5],
+    /// NAKs with a reserved code, and AETHs of the reserved syndrome type.
+    pub naks_reserved: u64,
+    /// RNR NAKs.
+    pub rnr_naks: u64,
+    /// RNR NAK timers, µs.
+    pub rnr_timer_us: Samples,
+    /// Requests this flow's source sends.
+    pub req_psn: PsnTracker,
+    /// READ responses this flow's source returns.
+    pub resp_psn: PsnTracker,
+    /// Request message assembler.
+    pub req_asm: Assembler,
+    /// READ response message assembler.
+    pub resp_asm: Assembler,
+    /// (count, bytes) of completed messages by kind: send, write, read, atomic.
+    pub msgs: [(u64, u64); 4],
+    /// PSNs of accepted request units as the responder's MSN counts them: the last PSN of a
+    /// SEND/WRITE, the PSN of a READ request or atomic; popped as AETHs cover them.
+    pub unit_psns: VecDeque<u32>,
+    /// Units covered by AETHs of the reverse flow so far.
+    pub acked_units: u64,
+    /// Messages left open at the end, or abandoned.
+    pub incomplete: u64,
+    /// Paired reverse flow.
+    pub peer: Option<u32>,
+    /// How.
+    pub paired_by: Option<PairedBy>,
+    /// Pairing attempts left by PSN.
+    pub pair_tries: u8,
+    /// AckReq requests awaiting an ACK: (psn, ts).
+    pub pending_acks: VecDeque<(u32, u64)>,
+    /// ACK RTT samples of this flow's requests, ns.
+    pub ack_rtt: Samples,
+    /// Outstanding READ requests.
+    pub reads: VecDeque<ReadReq>,
+    /// Last PSN-sequence NAK received for this flow's requests.
+    pub last_nak: Option<PendingNak>,
+    /// Last RNR NAK received for this flow's requests.
+    pub last_rnr: Option<PendingNak>,
+    /// Gap stories still open.
+    pub open_gaps: VecDeque<OpenGap>,
+    /// While retransmitting: the PSN that continues the current retransmission episode.
+    pub retx_psn: Option<u32>,
+    /// Time of the previous tracked request packet.
+    pub last_req_ts: Option<u64>,
+    /// Retransmission episodes after a PSN-sequence NAK.
+    pub nak_retransmissions: u64,
+    /// Retransmission episodes after an RNR NAK.
+    pub rnr_retransmissions: u64,
+    /// Retransmission episodes with no NAK: timeouts.
+    pub timeouts: u64,
+    /// Gap → NAK delays, ns (Lumina "NACK generation latency").
+    pub nak_delay: Samples,
+    /// NAK → retransmission delays, ns (Lumina "NACK reaction latency").
+    pub retx_delay: Samples,
+    /// Last packet → timeout retransmission delays, ns.
+    pub timeout_delay: Samples,
+    /// RNR NAK → retry delays, ns.
+    pub rnr_delay: Samples,
+    /// PSN of the last AETH checked against the MSN (only forward moves are checked).
+    pub msn_last_psn: Option<u32>,
+    /// (MSN, peer's `acked_units`) at the first AETH of this flow.
+    pub msn_base: Option<(u32, u64)>,
+    /// MSN advance from the first to the last checked AETH.
+    pub msn_delta: u64,
+    /// Units the peer completed over the same span.
+    pub msn_units: u64,
+    /// AETHs checked after the first.
+    pub msn_checked: u64,
+    /// AETHs whose MSN advance differed from the units completed.
+    pub msn_mismatches: u64,
+    /// Congestion counters.
+    pub cong: Congestion,
+    /// Inferred path MTU: largest FIRST/MIDDLE payload seen (256–4096, a power of two).
+    pub pmtu: Option<u32>,
+    /// First packet time, ns.
+    pub first_ts: u64,
+    /// Last packet time, ns.
+    pub last_ts: u64,
+    /// First frame number.
+    pub first_frame: u64,
+}
+
+impl Flow {
+    /// A new empty flow.
+    pub fn new(key: FlowKey, ts: u64, frame: u64) -> Flow {
+        Flow {
+            key,
+            transport: None,
+            udp_sport: None,
+            deth_src_qp: None,
+            packets: 0,
+            payload_bytes: 0,
+            transport_bytes: 0,
+            opcodes: Vec::new(),
+            acks: 0,
+            naks: [0; 5],
+            naks_reserved: 0,
+            rnr_naks: 0,
+            rnr_timer_us: Samples::default(),
+            req_psn: PsnTracker::default(),
+            resp_psn: PsnTracker::default(),
+            req_asm: Assembler::default(),
+            resp_asm: Assembler::default(),
+            msgs: [(0, 0); 4],
+            unit_psns: VecDeque::new(),
+            acked_units: 0,
+            incomplete: 0,
+            peer: None,
+            paired_by: None,
+            pair_tries: 16,
+            pending_acks: VecDeque::new(),
+            ack_rtt: Samples::default(),
+            reads: VecDeque::new(),
+            last_nak: None,
+            last_rnr: None,
+            open_gaps: VecDeque::new(),
+            retx_psn: None,
+            last_req_ts: None,
+            nak_retransmissions: 0,
+            rnr_retransmissions: 0,
+            timeouts: 0,
+            nak_delay: Samples::default(),
+            retx_delay: Samples::default(),
+            timeout_delay: Samples::default(),
+            rnr_delay: Samples::default(),
+            msn_last_psn: None,
+            msn_base: None,
+            msn_delta: 0,
+            msn_units: 0,
+            msn_checked: 0,
+            msn_mismatches: 0,
+            cong: Congestion::default(),
+            pmtu: None,
+            first_ts: ts,
+            last_ts: ts,
+            first_frame: frame,
+        }
+    }
+
+    /// Count one opcode.
+    #[inline]
+    pub fn count_opcode(&mut self, op: u8) {
+        if let Some(e) = self.opcodes.iter_mut().find(|e| e.0 == op) {
+            e.1 += 1;
+        } else {
+            self.opcodes.push((op, 1));
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! Message reassembly under go-back-N (issue 3, point 4).
+//!
+//! Packets are accepted as the receiving side of the transport would accept them: on RC (and
+//! XRC, RD) only the packet whose PSN is the next expected one counts, so copies discarded after
+//! a gap and duplicate retransmissions never count twice (IBTA Vol 1 §9.7.5.1.2; rxe
+//! `check_psn`). On UC a PSN mismatch drops the message in progress and the next FIRST/ONLY
+//! resynchronises (rxe UC branch). Every UD packet is a whole message. READ responses are
+//! accepted by the requester the same way, and a READ RESPONSE FIRST/ONLY may jump forward to its
+//! READ's PSN. Only per-message counters are kept, never payload bytes.
+
+use super::psn::{PSN_HALF, psn_add, psn_distance};
+use crate::decode::{Position, Reth, Transport};
+use serde::Serialize;
+
+/// Kind of an RDMA message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageKind {
+    /// SEND (with or without immediate or invalidate; UD SENDs too).
+    Send,
+    /// RDMA WRITE (with or without immediate).
+    Write,
+    /// RDMA READ: the response packets, counted in the flow that carries them.
+    Read,
+    /// CmpSwap, FetchAdd, ATOMIC WRITE.
+    Atomic,
+}
+
+impl MessageKind {
+    /// Index into per-kind arrays: send 0, write 1, read 2, atomic 3.
+    pub fn index(self) -> usize {
+        match self {
+            MessageKind::Send => 0,
+            MessageKind::Write => 1,
+            MessageKind::Read => 2,
+            MessageKind::Atomic => 3,
+        }
+    }
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MessageKind::Send => "send",
+            MessageKind::Write => "write",
+            MessageKind::Read => "read",
+            MessageKind::Atomic => "atomic",
+        }
+    }
+}
+
+/// RETH fields of a message (WRITE FIRST/ONLY, or the READ request a READ message answers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct RethInfo {
+    /// Remote virtual address.
+    pub va: u64,
+    /// Remote key.
+    pub rkey: u32,
+    /// DMA length in bytes.
+    pub dma_len: u32,
+}
+
+impl From<Reth> for RethInfo {
+    fn from(r: Reth) -> Self {
+        RethInfo {
+            va: r.va,
+            rkey: r.rkey,
+            dma_len: r.dma_len,
+        }
+    }
+}
+
+/// One reassembled (or still open) message.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Message {
+    /// Index of the flow (in `Report::flows`) whose packets make up the message.
+    pub flow: usize,
+    /// Message kind.
+    pub kind: MessageKind,
+    /// Whether it carried immediate data (SEND/WRITE WITH IMMEDIATE).
+    pub immediate: bool,
+    /// Immediate data as sent, when present.
+    pub imm_data: Option<u32>,
+    /// PSN of the first packet.
+    pub first_psn: u32,
+    /// PSN of the last packet accepted.
+    pub last_psn: u32,
+    /// Frame number of the first packet.
+    pub first_frame: u64,
+    /// Frame number of the last packet accepted.
+    pub last_frame: u64,
+    /// Packets accepted.
+    pub packets: u32,
+    /// Payload bytes accepted (after all transport headers, without pad and ICRC).
+    pub bytes: u64,
+    /// Capture time of the first packet, ns since the epoch.
+    pub start_ts_ns: u64,
+    /// Capture time of the last packet accepted, ns since the epoch.
+    pub end_ts_ns: u64,
+    /// `end_ts_ns − start_ts_ns`.
+    pub duration_ns: u64,
+    /// RETH of the WRITE, or of the READ request a READ message answers.
+    pub reth: Option<RethInfo>,
+    /// True when `reth.dma_len` differs from the bytes delivered (complete messages only).
+    pub dma_len_mismatch: bool,
+    /// READ only: frame of the READ request.
+    pub request_frame: Option<u64>,
+    /// READ only: time from the READ request to the last response packet, ns.
+    pub read_latency_ns: Option<u64>,
+    /// False for a message still open at the end of the capture (or abandoned by its sender).
+    pub complete: bool,
+}
+
+/// What the assembler did with one packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accept {
+    /// Not accepted (out of sequence, duplicate, or belongs to a message begun before the
+    /// capture).
+    Dropped,
+    /// Accepted; the message continues.
+    Open,
+    /// Accepted and completed a message.
+    Completed,
+}
+
+/// One packet as the assembler sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Piece {
+    /// Transport of the packet.
+    pub transport: Transport,
+    /// Message kind.
+    pub kind: MessageKind,
+    /// Position in the message.
+    pub position: Position,
+    /// BTH PSN.
+    pub psn: u32,
+    /// PSNs the packet consumes (READ requests: the reservation).
+    pub advance: u32,
+    /// Extra tolerance after a READ of unknown PMTU.
+    pub slack: u32,
+    /// READ RESPONSE FIRST/ONLY (may jump forward).
+    pub restart: bool,
+    /// Frame number.
+    pub frame: u64,
+    /// Timestamp, ns.
+    pub ts: u64,
+    /// Payload bytes.
+    pub bytes: u32,
+    /// Immediate data.
+    pub imm: Option<u32>,
+    /// RETH, when the packet has one.
+    pub reth: Option<Reth>,
+    /// Whether this packet's operation carries immediate data.
+    pub immediate: bool,
+}
+
+/// Go-back-N acceptor and message builder for one PSN space of one flow.
+#[derive(Clone, Debug, Default)]
+pub struct Assembler {
+    expected: Option<u32>,
+    slack: u32,
+    /// The message being built.
+    pub open: Option<Message>,
+}
+
+impl Assembler {
+    /// Offer one packet; on `Completed` the message is in `self.open` until the next call to
+    /// [`Assembler::take`]. `flow` is stored in new messages.
+    pub fn offer(&mut self, p: &Piece, flow: usize) -> Accept {
+        let psn = p.psn;
+        if p.transport != Transport::Ud {
+            let ok = match self.expected {
+                None => true,
+                Some(e) => {
+                    let d = psn_distance(psn, e);
+                    d == 0 || (d <= self.slack && d < PSN_HALF) || (p.restart && d < PSN_HALF)
+                }
+            };
+            if !ok {
+                if matches!(p.transport, Transport::Uc) {
+                    // UC: drop the message in progress; a FIRST/ONLY resynchronises.
+                    self.open = None;
+                    if !matches!(p.position, Position::First | Position::Only) {
+                        return Accept::Dropped;
+                    }
+                } else {
+                    return Accept::Dropped;
+                }
+            }
+            self.expected = Some(psn_add(psn, p.advance.max(1)));
+            self.slack = p.slack;
+        }
+        match p.position {
+            Position::First | Position::Only => {
+                self.open = Some(Message {
+                    flow,
+                    kind: p.kind,
+                    immediate: p.immediate,
+                    imm_data: p.imm,
+                    first_psn: psn,
+                    last_psn: psn,
+                    first_frame: p.frame,
+                    last_frame: p.frame,
+                    packets: 1,
+                    bytes: u64::from(p.bytes),
+                    start_ts_ns: p.ts,
+                    end_ts_ns: p.ts,
+                    duration_ns: 0,
+                    reth: p.reth.map(RethInfo::from),
+                    dma_len_mismatch: false,
+                    request_frame: None,
+                    read_latency_ns: None,
+                    complete: p.position == Position::Only,
+                });
+                if p.position == Position::Only {
+                    Accept::Completed
+                } else {
+                    Accept::Open
+                }
+            }
+            Position::Middle | Position::Last => {
+                let Some(m) = self.open.as_mut().filter(|m| !m.complete && m.kind == p.kind) else {
+                    // Started before the capture, or a kind change: not a message we can build.
+                    self.open = None;
+                    return Accept::Dropped;
+                };
+                m.last_psn = psn;
+                m.last_frame = p.frame;
+                m.packets = m.packets.saturating_add(1);
+                m.bytes += u64::from(p.bytes);
+                m.end_ts_ns = p.ts;
+                m.duration_ns = p.ts.saturating_sub(m.start_ts_ns);
+                if p.imm.is_some() {
+                    m.imm_data = p.imm;
+                }
+                m.immediate |= p.immediate;
+                if p.position == Position::Last {
+                    m.complete = true;
+                    Accept::Completed
+                } else {
+                    Accept::Open
+                }
+            }
+        }
+    }
+
+    /// Take the completed message out (after `Accept::Completed`), fixing its derived fields.
+    pub fn take(&mut self) -> Option<Message> {
+        let mut m = self.open.take()?;
+        if let Some(r) = m.reth {
+            m.dma_len_mismatch = m.kind != MessageKind::Atomic && u64::from(r.dma_len) != m.bytes;
+        }
+        Some(m)
+    }
+}

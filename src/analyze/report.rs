@@ -1,0 +1,348 @@
+//! The analysis report: plain data, `serde::Serialize`, in the JSON shape of issue 3 point 7.
+//! Every time is in nanoseconds since the Unix epoch (`*_ts_ns`) or a duration in ns (`*_ns`).
+
+use super::congestion::RateSample;
+use super::message::Message;
+use super::stats::Stat;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The whole report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Frame counts.
+    pub frames: FrameCounts,
+    /// ICRC verification counts.
+    pub icrc: IcrcCounts,
+    /// Path MTU used for READ PSN reservation: the `--mtu` override, else the payload size of
+    /// FIRST/MIDDLE packets seen most often (256–4096), else `null`.
+    pub pmtu: Option<u32>,
+    /// One entry per flow, in order of first appearance.
+    pub flows: Vec<FlowReport>,
+    /// One entry per paired connection (QP pair).
+    pub connections: Vec<ConnectionReport>,
+    /// Gap events with their loss stories (at most `AnalyzeConfig::keep_gaps`).
+    pub gaps: Vec<GapReport>,
+    /// Reassembled messages, only when `AnalyzeConfig::keep_messages` is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<Message>>,
+}
+
+/// Frame counts over the whole capture.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FrameCounts {
+    /// Every frame pushed.
+    pub total: u64,
+    /// Frames decoded as RoCEv1, RoCEv2 or native IB (malformed and truncated ones included).
+    pub roce: u64,
+    /// All other frames.
+    pub other: u64,
+    /// RoCE frames that are not a plausible IBA packet.
+    pub malformed: u64,
+    /// RoCE frames cut by the snap length.
+    pub truncated: u64,
+    /// RoCE frames not analysed because `max_flows` flows already existed.
+    pub untracked: u64,
+    /// Capture time of the first frame.
+    pub first_ts_ns: Option<u64>,
+    /// Capture time of the last frame.
+    pub last_ts_ns: Option<u64>,
+    /// The first malformed frames (at most 1000): frame number and reason.
+    pub malformed_frames: Vec<MalformedFrame>,
+}
+
+/// One malformed frame.
+#[derive(Clone, Debug, Serialize)]
+pub struct MalformedFrame {
+    /// Frame number (1-based).
+    pub frame: u64,
+    /// Why it is malformed.
+    pub reason: String,
+}
+
+/// ICRC counts over RoCE frames.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct IcrcCounts {
+    /// ICRC equal to the computed one.
+    pub good: u64,
+    /// ICRC different from the computed one.
+    pub bad: u64,
+    /// Not verifiable (truncated, malformed, or no rule).
+    pub unchecked: u64,
+    /// Frame numbers with a bad ICRC (the first 1000).
+    pub bad_frames: Vec<u64>,
+}
+
+/// NAK counts by code (AETH syndrome `011xxxxx`, IBTA Vol 1 Table 43).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct NakCounts {
+    /// Code 0: PSN sequence error.
+    pub psn_seq_err: u64,
+    /// Code 1: invalid request.
+    pub invalid_request: u64,
+    /// Code 2: remote access error.
+    pub remote_access: u64,
+    /// Code 3: remote operational error.
+    pub remote_op: u64,
+    /// Code 4: invalid RD request.
+    pub invalid_rd: u64,
+    /// Reserved codes and AETHs of the reserved syndrome type.
+    pub reserved: u64,
+}
+
+/// PSN analysis of a flow.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct PsnReport {
+    /// PSN of the first tracked packet (requests; READ responses when the flow has no requests).
+    pub first: Option<u32>,
+    /// PSN of the last tracked packet in capture order (same choice of space as `first`).
+    pub last: Option<u32>,
+    /// Gap events (both PSN spaces).
+    pub gap_events: u64,
+    /// PSNs skipped by gap events.
+    pub missing: u64,
+    /// Tracked packets behind the expected PSN.
+    pub retransmitted: u64,
+}
+
+/// Count and payload bytes of messages of one kind.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct CountBytes {
+    /// Completed messages.
+    pub count: u64,
+    /// Their payload bytes.
+    pub bytes: u64,
+}
+
+/// Completed messages by kind.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct MessageCounts {
+    /// SEND, SEND WITH IMMEDIATE / INVALIDATE, UD SEND.
+    pub send: CountBytes,
+    /// RDMA WRITE, WRITE WITH IMMEDIATE.
+    pub write: CountBytes,
+    /// RDMA READ, counted in the flow that carries the responses.
+    pub read: CountBytes,
+    /// CmpSwap, FetchAdd, ATOMIC WRITE (bytes: payload, 8 for ATOMIC WRITE, else 0).
+    pub atomic: CountBytes,
+}
+
+/// ECN codepoint counts (RFC 3168).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct EcnCounts {
+    /// `00`.
+    pub not_ect: u64,
+    /// `10`.
+    pub ect0: u64,
+    /// `01`.
+    pub ect1: u64,
+    /// `11`: congestion experienced.
+    pub ce: u64,
+}
+
+/// Loss and retransmission figures of a flow's requests (Lumina's three latencies).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct LossReport {
+    /// Retransmission episodes that followed a PSN-sequence NAK.
+    pub nak_retransmissions: u64,
+    /// Retransmission episodes that followed an RNR NAK.
+    pub rnr_retransmissions: u64,
+    /// Retransmission episodes with no NAK before them: timeouts.
+    pub timeouts: u64,
+    /// Gap → NAK delay (NAK generation latency), ns.
+    pub nak_delay_ns: Option<Stat>,
+    /// NAK → retransmission delay (NAK reaction latency), ns.
+    pub retx_delay_ns: Option<Stat>,
+    /// Previous packet → timeout retransmission delay, ns.
+    pub timeout_delay_ns: Option<Stat>,
+    /// RNR NAK → retry delay, ns.
+    pub rnr_delay_ns: Option<Stat>,
+    /// RNR NAK timers announced, µs.
+    pub rnr_timer_us: Option<Stat>,
+}
+
+/// One flow.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowReport {
+    /// Index in `flows`.
+    pub id: usize,
+    /// Source address (IP, GID, or `LID n`).
+    pub src: String,
+    /// Destination address.
+    pub dst: String,
+    /// BTH DestQP.
+    pub dest_qp: u32,
+    /// `RC`, `UC`, `UD`, `RD`, `XRC`, or `CNP` for a flow of CNPs to an unknown sender.
+    pub transport: String,
+    /// RoCEv2 UDP source port of the first packet.
+    pub udp_src_port: Option<u16>,
+    /// Index of the connection this flow belongs to; `null` when unpaired.
+    pub connection: Option<usize>,
+    /// Packets (every opcode, CNPs included).
+    pub packets: u64,
+    /// Bytes after every transport header, without pad and ICRC (a CNP's 16 reserved bytes are
+    /// header).
+    pub payload_bytes: u64,
+    /// Packets by opcode name (`RC_RDMA_WRITE_FIRST`, `CNP`, …).
+    pub opcodes: BTreeMap<String, u64>,
+    /// ACKNOWLEDGE packets whose AETH is an ACK.
+    pub acks: u64,
+    /// NAKs by code.
+    pub naks: NakCounts,
+    /// RNR NAKs.
+    pub rnr_naks: u64,
+    /// PSN analysis.
+    pub psn: PsnReport,
+    /// Completed messages by kind.
+    pub messages: MessageCounts,
+    /// Messages begun but not completed by the end of the capture.
+    pub incomplete_messages: u64,
+    /// ECN codepoints.
+    pub ecn: EcnCounts,
+    /// `ecn.ce / packets with an ECN field`, 0 when none.
+    pub ce_fraction: f64,
+    /// CNPs in this flow (addressed to this flow's destination QP, i.e. the notified sender).
+    pub cnps: u64,
+    /// Packets with BTH FECN set.
+    pub fecn: u64,
+    /// Packets with BTH BECN set.
+    pub becn: u64,
+    /// Loss, retransmission and RNR figures of this flow's requests.
+    pub loss: LossReport,
+    /// ACK RTT of this flow's AckReq requests, ns.
+    pub ack_rtt_ns: Option<Stat>,
+    /// Path MTU inferred from this flow's FIRST/MIDDLE payloads.
+    pub pmtu: Option<u32>,
+    /// First packet time.
+    pub first_ts_ns: u64,
+    /// Last packet time.
+    pub last_ts_ns: u64,
+}
+
+/// One end of a connection.
+#[derive(Clone, Debug, Serialize)]
+pub struct Endpoint {
+    /// Address.
+    pub addr: String,
+    /// QP number.
+    pub qp: u32,
+}
+
+/// MSN cross-check of one responder direction (spec/roce.md §3: the MSN counts the request
+/// messages the responder completed; an AETH with PSN q covers the messages ending at or before
+/// q, before q for a NAK).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct MsnCheck {
+    /// Flow carrying the AETHs.
+    pub aeth_flow: usize,
+    /// MSN advance from the first to the last AETH whose PSN moved forward.
+    pub msn_delta: u64,
+    /// Request messages the reverse flow completed that those AETHs cover (SEND/WRITE
+    /// reassembled, READ requests and atomics accepted).
+    pub messages: u64,
+    /// AETHs checked (after the first one, which sets the base).
+    pub checked_aeths: u64,
+    /// AETHs whose MSN advance differed from the messages covered.
+    pub mismatched_aeths: u64,
+    /// `msn_delta != messages` at the last AETH.
+    pub mismatch: bool,
+}
+
+/// Congestion seen in one direction of a connection.
+#[derive(Clone, Debug, Serialize)]
+pub struct DirCongestion {
+    /// Flow whose packets were CE-marked (the data direction).
+    pub data_flow: usize,
+    /// Flow carrying the CNPs back to the data flow's sender.
+    pub cnp_flow: usize,
+    /// CE-marked packets in the data flow.
+    pub ce_marked: u64,
+    /// CE fraction of the data flow.
+    pub ce_fraction: f64,
+    /// CNPs in the CNP flow.
+    pub cnps: u64,
+    /// First unanswered CE packet → next CNP, ns.
+    pub ce_to_cnp_ns: Option<Stat>,
+    /// CNP inter-arrival, ns (its minimum reveals the NP's CNP pacing).
+    pub cnp_interarrival_ns: Option<Stat>,
+    /// Window for the send rates, ns.
+    pub rate_window_ns: u64,
+    /// Median sender rate in the window before a CNP, Gb/s.
+    pub rate_before_gbps_median: Option<f64>,
+    /// Median sender rate in the window after a CNP, Gb/s.
+    pub rate_after_gbps_median: Option<f64>,
+    /// The first 32 CNPs' before/after rates.
+    pub rate_samples: Vec<RateSample>,
+}
+
+/// A QP pair.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConnectionReport {
+    /// Index in `connections`.
+    pub id: usize,
+    /// The two flows: `flows[0]` goes a → b, `flows[1]` b → a.
+    pub flows: [usize; 2],
+    /// Source of `flows[0]` with its QP (the DestQP of `flows[1]`).
+    pub a: Endpoint,
+    /// Destination of `flows[0]` with its QP.
+    pub b: Endpoint,
+    /// Transport.
+    pub transport: String,
+    /// How the pair was found: `udp_sport`, `psn`, `cnp`, `cm`.
+    pub paired_by: String,
+    /// Packets both ways.
+    pub packets: u64,
+    /// ACK RTT of AckReq requests both ways, ns.
+    pub ack_rtt_ns: Option<Stat>,
+    /// MSN cross-checks, one per direction that carried AETHs.
+    pub msn: Vec<MsnCheck>,
+    /// Congestion per direction that had CE marks or CNPs.
+    pub congestion: Vec<DirCongestion>,
+}
+
+/// The NAK that reported a gap.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct NakMatch {
+    /// NAK frame.
+    pub frame: u64,
+    /// NAK time.
+    pub ts_ns: u64,
+    /// Gap → NAK, ns.
+    pub delay_ns: u64,
+}
+
+/// The retransmission that filled a gap.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Retransmission {
+    /// Frame carrying the missing PSN again.
+    pub frame: u64,
+    /// Its time.
+    pub ts_ns: u64,
+    /// NAK → retransmission, or previous packet → retransmission for a timeout, ns.
+    pub delay_ns: u64,
+    /// `nak` or `timeout`.
+    pub trigger: &'static str,
+}
+
+/// One gap event and its loss story.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct GapReport {
+    /// Flow index.
+    pub flow: usize,
+    /// Frame that revealed the gap.
+    pub frame: u64,
+    /// Its time.
+    pub ts_ns: u64,
+    /// `request` or `read_response` PSN space.
+    pub space: &'static str,
+    /// Expected PSN (first missing).
+    pub expected_psn: u32,
+    /// PSN received instead.
+    pub received_psn: u32,
+    /// PSNs missing.
+    pub missing: u32,
+    /// The PSN-sequence NAK carrying `expected_psn`, if seen.
+    pub nak: Option<NakMatch>,
+    /// The retransmission of `expected_psn`, if seen.
+    pub retransmission: Option<Retransmission>,
+}

@@ -1,0 +1,59 @@
+//! Shared helpers for the analysis tests.
+#![allow(dead_code)]
+
+use roce_inspect::analyze::{AnalyzeConfig, Analyzer, Report};
+use roce_inspect::decode::{DecodeConfig, LinkType, decode_frame};
+
+/// Path of a file under `../shared/captures`.
+pub fn capture(rel: &str) -> String {
+    format!("{}/../shared/captures/{rel}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Read a capture file and run the analyzer over every frame.
+pub fn analyze_file(path: &str, cfg: AnalyzeConfig) -> Report {
+    let mut cap = pcap::Capture::from_file_with_precision(path, pcap::Precision::Nano)
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    let lt = LinkType(cap.get_datalink().0 as u32);
+    let dcfg = DecodeConfig::default();
+    let mut a = Analyzer::new(cfg);
+    let mut n = 0u64;
+    while let Ok(pkt) = cap.next_packet() {
+        n += 1;
+        let ts = pkt.header.ts.tv_sec as u64 * 1_000_000_000 + pkt.header.ts.tv_usec as u64;
+        let f = decode_frame(lt, pkt.data, pkt.header.len, &dcfg);
+        a.push(n, ts, &f);
+    }
+    a.finish()
+}
+
+/// Run tshark with `-T fields` for `fields` over RoCE packets; one Vec<String> per packet.
+pub fn tshark(path: &str, fields: &[&str]) -> Vec<Vec<String>> {
+    let mut args: Vec<String> = vec![
+        "-r".into(),
+        path.into(),
+        "--disable-protocol".into(),
+        "rpcordma".into(),
+        "-Y".into(),
+        "infiniband".into(),
+        "-T".into(),
+        "fields".into(),
+        "-E".into(),
+        "separator=|".into(),
+        "-E".into(),
+        "occurrence=f".into(),
+    ];
+    for f in fields {
+        args.push("-e".into());
+        args.push((*f).into());
+    }
+    let out = std::process::Command::new("tshark")
+        .args(&args)
+        .output()
+        .expect("tshark must be installed (make deps)");
+    assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split('|').map(|s| s.to_string()).collect())
+        .collect()
+}
