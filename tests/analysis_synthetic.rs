@@ -148,10 +148,17 @@ fn pairing_and_loss_stories() {
         .collect();
     assert_eq!(rc_gaps.len(), 10);
     for g in rc_gaps {
-        assert!(g.nak.is_some(), "gap at frame {} has no NAK", g.frame);
-        let r = g.retransmission.expect("retransmitted");
-        assert_eq!(r.trigger, "nak");
-        assert!(r.frame > g.nak.unwrap().frame);
+        let nak = g.nak.unwrap_or_else(|| panic!("gap at frame {} has no NAK", g.frame));
+        assert!(nak.frame > g.frame);
+        match g.retransmission {
+            Some(r) => {
+                assert_eq!(r.trigger, "nak");
+                assert!(r.frame > nak.frame);
+                assert_eq!(r.delay_ns, r.ts_ns - nak.ts_ns);
+            }
+            // Only a loss at the very end of the 3000-frame capture may miss its resend.
+            None => assert!(nak.frame > 2990, "gap at frame {} never resent", g.frame),
+        }
     }
 }
 
