@@ -1,0 +1,206 @@
+//! Real captures (`../shared/captures/real`, Soft-RoCE, PMTU 1024): message counts and sizes
+//! against what tshark decodes from the same packets, and against what the programs did.
+
+mod common;
+
+use roce_inspect::analyze::{AnalyzeConfig, Report, message::MessageKind};
+use std::collections::BTreeMap;
+
+fn report(name: &str) -> Report {
+    common::analyze_file(
+        &common::capture(&format!("real/{name}")),
+        AnalyzeConfig {
+            keep_messages: true,
+            ..Default::default()
+        },
+    )
+}
+
+/// tshark rows: src, dst, opcode, destqp (hex), psn, dmalen.
+fn rows(name: &str) -> Vec<(String, String, u8, u32, u32, Option<u32>)> {
+    common::tshark(
+        &common::capture(&format!("real/{name}")),
+        &[
+            "ip.src",
+            "ip.dst",
+            "infiniband.bth.opcode",
+            "infiniband.bth.destqp",
+            "infiniband.bth.psn",
+            "infiniband.reth.dmalen",
+        ],
+    )
+    .into_iter()
+    .map(|r| {
+        (
+            r[0].clone(),
+            r[1].clone(),
+            r[2].parse().unwrap(),
+            u32::from_str_radix(r[3].trim_start_matches("0x"), 16).unwrap(),
+            r[4].parse().unwrap(),
+            r[5].parse().ok(),
+        )
+    })
+    .collect()
+}
+
+fn no_gaps(r: &Report) {
+    assert!(r.gaps.is_empty(), "{:?}", r.gaps);
+    for f in &r.flows {
+        assert_eq!(f.psn.gap_events, 0, "flow {}", f.id);
+        assert_eq!(f.psn.retransmitted, 0, "flow {}", f.id);
+        assert_eq!(f.incomplete_messages, 0, "flow {}", f.id);
+    }
+    assert_eq!(r.icrc.bad, 0);
+}
+
+#[test]
+fn ib_write_bw_five_writes_of_3000_bytes() {
+    let t = rows("rdma_write_bw.pcap");
+    // WRITE FIRST / ONLY carry the message length in the RETH.
+    let want: Vec<u32> = t
+        .iter()
+        .filter(|r| matches!(r.2, 6 | 10 | 11))
+        .map(|r| r.5.unwrap())
+        .collect();
+    assert_eq!(want, vec![3000; 5], "the program's 5 WRITEs of 3000 bytes");
+    let r = report("rdma_write_bw.pcap");
+    no_gaps(&r);
+    assert_eq!(r.pmtu, Some(1024));
+    let msgs = r.messages.as_ref().unwrap();
+    let got: Vec<u32> = msgs
+        .iter()
+        .filter(|m| m.kind == MessageKind::Write)
+        .map(|m| m.bytes as u32)
+        .collect();
+    assert_eq!(got, want);
+    for m in msgs {
+        assert!(m.complete && !m.dma_len_mismatch);
+        assert_eq!(m.packets, 3); // 1024 + 1024 + 952 at PMTU 1024
+        assert_eq!(m.reth.unwrap().dma_len, 3000);
+    }
+    let w = r.flows.iter().find(|f| f.messages.write.count > 0).unwrap();
+    assert_eq!((w.messages.write.count, w.messages.write.bytes), (5, 15_000));
+    // One ACK per message, in the reverse flow, paired.
+    let back = r
+        .flows
+        .iter()
+        .find(|f| f.id != w.id && f.connection == w.connection)
+        .unwrap();
+    assert_eq!(back.acks, 5);
+    assert!(r.connections[0].ack_rtt_ns.is_some());
+}
+
+#[test]
+fn ib_read_bw_five_reads_psn_plus_3_no_gap() {
+    let t = rows("rdma_read_bw.pcap");
+    let reqs: Vec<_> = t.iter().filter(|r| r.2 == 12).collect();
+    assert_eq!(reqs.len(), 5);
+    for w in reqs.windows(2) {
+        assert_eq!(w[1].4, w[0].4 + 3, "request PSN +3");
+    }
+    let r = report("rdma_read_bw.pcap");
+    no_gaps(&r);
+    let msgs: Vec<_> = r
+        .messages
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter(|m| m.kind == MessageKind::Read)
+        .collect();
+    assert_eq!(msgs.len(), 5);
+    for (m, q) in msgs.iter().zip(&reqs) {
+        assert_eq!(m.first_psn, q.4, "READ message starts at its request's PSN");
+        assert_eq!(m.last_psn, q.4 + 2);
+        assert_eq!(m.bytes, u64::from(q.5.unwrap()));
+        assert_eq!(m.reth.unwrap().dma_len, q.5.unwrap());
+        assert!(m.complete && !m.dma_len_mismatch && m.read_latency_ns.is_some());
+    }
+    let req_flow = r
+        .flows
+        .iter()
+        .find(|f| f.opcodes.contains_key("RC_RDMA_READ_REQUEST"))
+        .unwrap();
+    assert_eq!(req_flow.psn.first, Some(reqs[0].4));
+    assert_eq!(req_flow.psn.last, Some(reqs[4].4));
+    assert_eq!(r.connections.len(), 1);
+    assert!(r.connections[0].msn.iter().all(|m| m.mismatched_aeths == 0));
+}
+
+fn nccl(name: &str) {
+    let t = rows(name);
+    // Per (src, dst, qp): WRITE messages and bytes from FIRST/ONLY RETH lengths, and how many
+    // end WITH IMMEDIATE.
+    let mut want: BTreeMap<(String, String, u32), (u64, u64, u64)> = BTreeMap::new();
+    for r in &t {
+        let e = want.entry((r.0.clone(), r.1.clone(), r.3)).or_default();
+        if matches!(r.2, 6 | 10 | 11) {
+            e.0 += 1;
+            e.1 += u64::from(r.5.unwrap());
+        }
+        if matches!(r.2, 9 | 11) {
+            e.2 += 1;
+        }
+    }
+    let r = report(name);
+    no_gaps(&r);
+    assert_eq!(r.flows.len(), want.len());
+    let msgs = r.messages.as_ref().unwrap();
+    let mut total_imm = 0;
+    for f in &r.flows {
+        let w = want[&(f.src.clone(), f.dst.clone(), f.dest_qp)];
+        assert_eq!((f.messages.write.count, f.messages.write.bytes), (w.0, w.1), "{name} flow {}", f.id);
+        let imm = msgs
+            .iter()
+            .filter(|m| m.flow == f.id && m.immediate && m.complete)
+            .count() as u64;
+        assert_eq!(imm, w.2, "{name} flow {}: WRITE WITH IMMEDIATE messages", f.id);
+        assert!(f.connection.is_some());
+        total_imm += imm;
+    }
+    assert!(total_imm > 0);
+    assert!(msgs.iter().all(|m| m.complete && !m.dma_len_mismatch));
+}
+
+#[test]
+fn nccl_traces_no_gaps_every_write_with_immediate_complete() {
+    for name in [
+        "nccl_nccl_node0.pcap",
+        "nccl_nccl_node1.pcap",
+        "nccl_nccl_node2.pcap",
+        "nccl_ring2_node0.pcap",
+        "nccl_tree2_node0.pcap",
+    ] {
+        nccl(name);
+    }
+}
+
+/// Every other real capture: no gaps, nothing incomplete, no MSN mismatch, all RC flows paired.
+#[test]
+fn other_real_captures_are_clean() {
+    for name in [
+        "rdma_send_bw.pcap",
+        "rdma_atomic_bw.pcap",
+        "rdma_write_lat.pcap",
+        "rdma_read_lat.pcap",
+        "pingpong_rc.pcap",
+        "pingpong_uc.pcap",
+        "pingpong_ud.pcap",
+        "rdma_cm.pcap",
+        "rping.pcap",
+    ] {
+        let r = report(name);
+        no_gaps(&r);
+        let roce = common::tshark(&common::capture(&format!("real/{name}")), &["frame.number"]);
+        assert_eq!(r.frames.roce as usize, roce.len(), "{name}");
+        let in_flows: u64 = r.flows.iter().map(|f| f.packets).sum();
+        assert_eq!(in_flows, r.frames.roce, "{name}: every RoCE frame in one flow");
+        for f in &r.flows {
+            if f.transport == "RC" {
+                assert!(f.connection.is_some(), "{name} flow {} unpaired", f.id);
+            }
+        }
+        for c in &r.connections {
+            assert!(c.msn.iter().all(|m| m.mismatched_aeths == 0), "{name}");
+        }
+    }
+}
