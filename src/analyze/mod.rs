@@ -188,38 +188,44 @@ impl Analyzer {
                     self.frames.untracked += 1;
                     return;
                 }
-                self.new_flow(key, p, ts_ns, frame_no)
+                self.new_flow(key, ts_ns, frame_no)
             }
         };
         self.packet(i, frame_no, ts_ns, p);
     }
 
-    fn new_flow(&mut self, key: FlowKey, p: &RocePacket, ts: u64, frame: u64) -> usize {
+    fn new_flow(&mut self, key: FlowKey, ts: u64, frame: u64) -> usize {
         let i = self.flows.len();
         self.flows.push(Flow::new(key, ts, frame));
         self.index.insert(key, i as u32);
         self.hosts.entry((key.src, key.dst)).or_default().push(i as u32);
-        // Pair by the symmetric UDP source port convention when exactly one unpaired reverse
-        // flow uses the same port (CNPs often use port 0: not used for pairing).
-        if let Some(sport) = p.udp_src_port.filter(|&s| s != 0) {
-            self.flows[i].udp_sport = Some(sport);
-            let cands: Option<&Vec<u32>> = self.hosts.get(&(key.dst, key.src));
-            if let Some(c) = cands {
-                let mut found = None;
-                let mut n = 0;
-                for &j in c {
-                    let g = &self.flows[j as usize];
-                    if g.peer.is_none() && g.udp_sport == Some(sport) && j as usize != i {
-                        found = Some(j as usize);
-                        n += 1;
-                    }
-                }
-                if let (Some(j), 1) = (found, n) {
-                    self.pair(i, j, PairedBy::UdpSport);
-                }
+        i
+    }
+
+    /// Pair flow `i` by the symmetric UDP source port convention when exactly one unpaired
+    /// reverse flow uses the same port. CNPs often use port 0, which is never used for pairing.
+    fn pair_by_sport(&mut self, i: usize, sport: u16) {
+        let f = &mut self.flows[i];
+        f.udp_sport = Some(sport);
+        if f.peer.is_some() {
+            return;
+        }
+        let (src, dst) = (f.key.src, f.key.dst);
+        let Some(c) = self.hosts.get(&(dst, src)) else {
+            return;
+        };
+        let mut found = None;
+        let mut n = 0;
+        for &j in c {
+            let g = &self.flows[j as usize];
+            if j as usize != i && g.peer.is_none() && g.udp_sport == Some(sport) {
+                found = Some(j as usize);
+                n += 1;
             }
         }
-        i
+        if let (Some(j), 1) = (found, n) {
+            self.pair(i, j, PairedBy::UdpSport);
+        }
     }
 
     fn pair(&mut self, i: usize, j: usize, by: PairedBy) {
@@ -278,6 +284,11 @@ impl Analyzer {
         let Some(bth) = p.bth else { return };
         let window = self.cfg.rate_window_ns;
         let op = bth.opcode.operation();
+        if self.flows[i].udp_sport.is_none()
+            && let Some(sport) = p.udp_src_port.filter(|&s| s != 0)
+        {
+            self.pair_by_sport(i, sport);
+        }
         {
             let f = &mut self.flows[i];
             f.packets += 1;
@@ -369,8 +380,32 @@ impl Analyzer {
                 self.pair(i, j, PairedBy::Cnp);
             }
         }
-        let Some(t) = self.flows[i].peer else { return };
-        let t = &mut self.flows[t as usize].cong;
+        let target = match self.flows[i].peer {
+            Some(t) => t as usize,
+            None => {
+                // Not paired yet (the first ACK may come later): the notified sender is the
+                // single unpaired reverse flow, preferring one with an unanswered CE mark
+                // (Lumina matches CNPs by IP pair the same way).
+                let f = &self.flows[i];
+                let Some(c) = self.hosts.get(&(f.key.dst, f.key.src)) else {
+                    return;
+                };
+                let unpaired = |j: &&u32| self.flows[**j as usize].peer.is_none() && **j as usize != i;
+                let with_ce: Vec<usize> = c
+                    .iter()
+                    .filter(unpaired)
+                    .filter(|j| self.flows[**j as usize].cong.unanswered_ce.is_some())
+                    .map(|j| *j as usize)
+                    .take(2)
+                    .collect();
+                let any: Vec<usize> = c.iter().filter(unpaired).map(|j| *j as usize).take(2).collect();
+                match (with_ce.as_slice(), any.as_slice()) {
+                    ([j], _) | ([], [j]) => *j,
+                    _ => return,
+                }
+            }
+        };
+        let t = &mut self.flows[target].cong;
         if let Some(ce) = t.unanswered_ce.take() {
             t.ce_to_cnp.add(ts.saturating_sub(ce));
         }
