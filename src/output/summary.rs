@@ -1,8 +1,460 @@
-//! Text rendering of the analysis report for `--summary`.
-use crate::analyze::Report;
+//! Text rendering of the analysis [`Report`] for `--summary`, `--gaps` and `--messages`.
+//!
+//! Tables are drawn with comfy-table; problem cells (gaps, retransmissions, NAKs, CE marks,
+//! MSN mismatches, bad ICRCs, incomplete messages) are coloured through comfy-table's cell
+//! colours, and the section titles and problem lines outside tables with owo-colors, in both
+//! cases only when `color` is true.
 
-/// Write the summary tables.
-pub fn write_summary(report: &Report, out: &mut dyn std::io::Write, color: bool) -> std::io::Result<()> {
-    let _ = (report, color);
-    writeln!(out)
+use crate::analyze::Report;
+use crate::analyze::report::{FlowReport, GapReport};
+use crate::analyze::stats::Stat;
+use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table, presets};
+use owo_colors::OwoColorize;
+use std::io::{self, Write};
+
+/// Most gap events printed in the summary (all of them with [`write_gaps`]).
+const SUMMARY_GAPS: usize = 50;
+
+/// A human duration from nanoseconds: `850 ns`, `12.5 µs`, `3.20 ms`, `1.234 s`.
+pub fn fmt_ns(ns: u64) -> String {
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.2} ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.3} s", ns as f64 / 1e9)
+    }
+}
+
+fn fmt_bytes(b: u64) -> String {
+    if b < 10_000 {
+        format!("{b} B")
+    } else if b < 10_000_000 {
+        format!("{:.1} kB", b as f64 / 1e3)
+    } else if b < 10_000_000_000 {
+        format!("{:.1} MB", b as f64 / 1e6)
+    } else {
+        format!("{:.1} GB", b as f64 / 1e9)
+    }
+}
+
+fn opt_stat(s: &Option<Stat>, f: impl Fn(&Stat) -> String) -> String {
+    s.as_ref().map_or_else(|| "-".to_string(), f)
+}
+
+fn table(color: bool) -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    if color {
+        t.enforce_styling();
+    } else {
+        t.force_no_tty();
+    }
+    t
+}
+
+/// A numeric cell, right-aligned, red when `bad` and the value is non-zero.
+fn num(v: u64, bad: bool, color: bool) -> Cell {
+    let c = Cell::new(v).set_alignment(CellAlignment::Right);
+    if bad && v > 0 && color {
+        c.fg(Color::Red)
+    } else {
+        c
+    }
+}
+
+fn right(s: impl ToString) -> Cell {
+    Cell::new(s.to_string()).set_alignment(CellAlignment::Right)
+}
+
+fn title(out: &mut dyn Write, s: &str, color: bool) -> io::Result<()> {
+    if color {
+        writeln!(out, "\n{}", s.bold())
+    } else {
+        writeln!(out, "\n{s}")
+    }
+}
+
+fn problem(out: &mut dyn Write, s: &str, color: bool) -> io::Result<()> {
+    if color {
+        writeln!(out, "{}", s.red())
+    } else {
+        writeln!(out, "{s}")
+    }
+}
+
+fn msg_cell(f: &FlowReport) -> [String; 4] {
+    let m = &f.messages;
+    [m.send, m.write, m.read, m.atomic].map(|c| {
+        if c.count == 0 {
+            "-".to_string()
+        } else {
+            format!("{} / {}", c.count, fmt_bytes(c.bytes))
+        }
+    })
+}
+
+fn flow_label(f: &FlowReport) -> String {
+    format!("{} → {}", f.src, f.dst)
+}
+
+/// Write the `--summary` report: the frame/ICRC line, the connections and flows table, the gap
+/// and loss events, the congestion table, then ICRC failures and malformed frames.
+pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    let fr = &report.frames;
+    let ic = &report.icrc;
+    writeln!(
+        out,
+        "{} frames: {} RoCE, {} other, {} malformed, {} truncated; ICRC {} good, {} bad, {} unchecked; PMTU {}",
+        fr.total,
+        fr.roce,
+        fr.other,
+        fr.malformed,
+        fr.truncated,
+        ic.good,
+        ic.bad,
+        ic.unchecked,
+        report.pmtu.map_or("unknown".to_string(), |m| m.to_string()),
+    )?;
+    if fr.untracked > 0 {
+        problem(
+            out,
+            &format!("{} RoCE frames in flows beyond --max-flows were not analysed", fr.untracked),
+            color,
+        )?;
+    }
+
+    // Connections and flows.
+    title(out, "Connections and flows", color)?;
+    let mut t = table(color);
+    t.set_header(vec![
+        "conn", "flow", "src → dst", "QP", "tr", "pkts", "payload", "SEND", "WRITE", "READ", "ATOMIC",
+        "gaps", "missing", "retx", "NAKs", "RNR", "TO", "CE %", "CNPs", "ACK RTT p50",
+    ]);
+    // Paired flows first, connection by connection; then unpaired ones.
+    let mut order: Vec<&FlowReport> = Vec::with_capacity(report.flows.len());
+    for c in &report.connections {
+        order.extend(c.flows.iter().map(|&i| &report.flows[i]));
+    }
+    order.extend(report.flows.iter().filter(|f| f.connection.is_none()));
+    for f in order {
+        let conn = match f.connection {
+            Some(c) => format!("{c} ({})", report.connections[c].paired_by),
+            None => "unpaired".to_string(),
+        };
+        let naks = f.naks.psn_seq_err
+            + f.naks.invalid_request
+            + f.naks.remote_access
+            + f.naks.remote_op
+            + f.naks.invalid_rd
+            + f.naks.reserved;
+        let [send, write, read, atomic] = msg_cell(f);
+        let ce = if f.ecn.ce == 0 {
+            Cell::new("0").set_alignment(CellAlignment::Right)
+        } else {
+            let c = right(format!("{:.2}", f.ce_fraction * 100.0));
+            if color { c.fg(Color::Yellow) } else { c }
+        };
+        t.add_row(vec![
+            Cell::new(conn),
+            right(f.id),
+            Cell::new(flow_label(f)),
+            Cell::new(format!("{:#08x}", f.dest_qp)),
+            Cell::new(&f.transport),
+            right(f.packets),
+            right(fmt_bytes(f.payload_bytes)),
+            right(send),
+            right(write),
+            right(read),
+            right(atomic),
+            num(f.psn.gap_events, true, color),
+            num(f.psn.missing, true, color),
+            num(f.psn.retransmitted, true, color),
+            num(naks, true, color),
+            num(f.rnr_naks, true, color),
+            num(f.loss.timeouts, true, color),
+            ce,
+            num(f.cnps, false, color),
+            right(opt_stat(&f.ack_rtt_ns, |s| fmt_ns(s.median))),
+        ]);
+    }
+    writeln!(out, "{t}")?;
+    for c in &report.connections {
+        if let Some(s) = &c.ack_rtt_ns {
+            writeln!(
+                out,
+                "conn {} {} QP {:#x} ⇄ {} QP {:#x}: ACK RTT min {} / median {} / p99 {} / max {} over {} ACKed requests",
+                c.id,
+                c.a.addr,
+                c.a.qp,
+                c.b.addr,
+                c.b.qp,
+                fmt_ns(s.min),
+                fmt_ns(s.median),
+                fmt_ns(s.p99),
+                fmt_ns(s.max),
+                s.count
+            )?;
+        }
+        for m in &c.msn {
+            if m.mismatch || m.mismatched_aeths > 0 {
+                problem(
+                    out,
+                    &format!(
+                        "conn {}: MSN advanced by {} in flow {} but {} messages were reassembled ({} of {} AETHs disagree)",
+                        c.id, m.msn_delta, m.aeth_flow, m.messages, m.mismatched_aeths, m.checked_aeths
+                    ),
+                    color,
+                )?;
+            }
+        }
+    }
+    let incomplete: u64 = report.flows.iter().map(|f| f.incomplete_messages).sum();
+    if incomplete > 0 {
+        problem(out, &format!("{incomplete} messages incomplete at the end of the capture"), color)?;
+    }
+
+    // Gap / loss events.
+    let total_gaps: u64 = report.flows.iter().map(|f| f.psn.gap_events).sum();
+    title(out, &format!("Gap and loss events ({total_gaps})"), color)?;
+    if total_gaps == 0 {
+        writeln!(out, "no PSN gaps")?;
+    } else {
+        write_gap_table(report, &report.gaps[..report.gaps.len().min(SUMMARY_GAPS)], out, color)?;
+        if report.gaps.len() > SUMMARY_GAPS {
+            writeln!(out, "… {} more (--gaps lists them all)", report.gaps.len() - SUMMARY_GAPS)?;
+        }
+        let mut t = table(color);
+        t.set_header(vec![
+            "flow", "NAK retx", "RNR retx", "timeouts", "gap→NAK min/med/max", "NAK→retx min/med/max",
+            "timeout retx min/med/max",
+        ]);
+        let trio = |s: &Option<Stat>| {
+            opt_stat(s, |s| format!("{} / {} / {}", fmt_ns(s.min), fmt_ns(s.median), fmt_ns(s.max)))
+        };
+        for f in report.flows.iter().filter(|f| {
+            f.psn.gap_events + f.loss.nak_retransmissions + f.loss.timeouts + f.loss.rnr_retransmissions > 0
+        }) {
+            t.add_row(vec![
+                right(f.id),
+                num(f.loss.nak_retransmissions, false, color),
+                num(f.loss.rnr_retransmissions, false, color),
+                num(f.loss.timeouts, true, color),
+                right(trio(&f.loss.nak_delay_ns)),
+                right(trio(&f.loss.retx_delay_ns)),
+                right(trio(&f.loss.timeout_delay_ns)),
+            ]);
+        }
+        writeln!(out, "{t}")?;
+    }
+
+    // Congestion.
+    title(out, "Congestion", color)?;
+    let mut t = table(color);
+    t.set_header(vec![
+        "data flow", "src → dst", "ECT0", "ECT1", "Not-ECT", "CE", "CE %", "FECN", "CNP flow", "CNPs",
+        "CE→CNP med", "CNP gap min/med", "rate before/after (Gb/s)",
+    ]);
+    let mut rows = 0;
+    for c in &report.connections {
+        for d in &c.congestion {
+            let f = &report.flows[d.data_flow];
+            t.add_row(vec![
+                right(f.id),
+                Cell::new(flow_label(f)),
+                right(f.ecn.ect0),
+                right(f.ecn.ect1),
+                right(f.ecn.not_ect),
+                num(f.ecn.ce, true, color),
+                right(format!("{:.2}", d.ce_fraction * 100.0)),
+                right(f.fecn),
+                right(d.cnp_flow),
+                num(d.cnps, false, color),
+                right(opt_stat(&d.ce_to_cnp_ns, |s| fmt_ns(s.median))),
+                right(opt_stat(&d.cnp_interarrival_ns, |s| {
+                    format!("{} / {}", fmt_ns(s.min), fmt_ns(s.median))
+                })),
+                right(match (d.rate_before_gbps_median, d.rate_after_gbps_median) {
+                    (Some(b), Some(a)) => format!("{b:.2} / {a:.2}"),
+                    _ => "-".to_string(),
+                }),
+            ]);
+            rows += 1;
+        }
+    }
+    // Flows with CE marks or CNPs that no connection accounts for.
+    for f in report.flows.iter().filter(|f| {
+        (f.ecn.ce > 0 || f.cnps > 0)
+            && f.connection.is_none_or(|c| {
+                !report.connections[c]
+                    .congestion
+                    .iter()
+                    .any(|d| d.data_flow == f.id || d.cnp_flow == f.id)
+            })
+    }) {
+        t.add_row(vec![
+            right(f.id),
+            Cell::new(flow_label(f)),
+            right(f.ecn.ect0),
+            right(f.ecn.ect1),
+            right(f.ecn.not_ect),
+            num(f.ecn.ce, true, color),
+            right(format!("{:.2}", f.ce_fraction * 100.0)),
+            right(f.fecn),
+            Cell::new("unpaired"),
+            num(f.cnps, false, color),
+            right("-"),
+            right("-"),
+            right("-"),
+        ]);
+        rows += 1;
+    }
+    if rows == 0 {
+        writeln!(out, "no CE marks and no CNPs")?;
+    } else {
+        writeln!(out, "{t}")?;
+    }
+
+    // ICRC failures and malformed frames.
+    title(out, "ICRC failures and malformed frames", color)?;
+    if ic.bad == 0 && fr.malformed == 0 {
+        writeln!(out, "none")?;
+    } else {
+        if ic.bad > 0 {
+            let list: Vec<String> = ic.bad_frames.iter().map(u64::to_string).collect();
+            problem(
+                out,
+                &format!(
+                    "{} frames with a bad ICRC: {}{}",
+                    ic.bad,
+                    list.join(", "),
+                    if ic.bad as usize > list.len() { ", …" } else { "" }
+                ),
+                color,
+            )?;
+        }
+        for m in &fr.malformed_frames {
+            problem(out, &format!("frame {}: malformed: {}", m.frame, m.reason), color)?;
+        }
+        if fr.malformed as usize > fr.malformed_frames.len() {
+            writeln!(out, "… {} more malformed frames", fr.malformed as usize - fr.malformed_frames.len())?;
+        }
+    }
+    Ok(())
+}
+
+fn write_gap_table(report: &Report, gaps: &[GapReport], out: &mut dyn Write, color: bool) -> io::Result<()> {
+    let t0 = report.frames.first_ts_ns.unwrap_or(0);
+    let mut t = table(color);
+    t.set_header(vec![
+        "flow", "src → dst", "QP", "frame", "time (s)", "space", "expected", "received", "missing",
+        "NAK frame", "gap→NAK", "retx frame", "retx delay", "after",
+    ]);
+    for g in gaps {
+        let f = &report.flows[g.flow];
+        let (nf, nd) = g
+            .nak
+            .map_or(("-".to_string(), "-".to_string()), |n| (n.frame.to_string(), fmt_ns(n.delay_ns)));
+        let (rf, rd, rt) = g.retransmission.map_or(
+            ("-".to_string(), "-".to_string(), "-".to_string()),
+            |r| (r.frame.to_string(), fmt_ns(r.delay_ns), r.trigger.to_string()),
+        );
+        let after = if color && rt == "timeout" {
+            Cell::new(rt).fg(Color::Red)
+        } else {
+            Cell::new(rt)
+        };
+        t.add_row(vec![
+            right(g.flow),
+            Cell::new(flow_label(f)),
+            Cell::new(format!("{:#08x}", f.dest_qp)),
+            right(g.frame),
+            right(format!("{:.6}", g.ts_ns.saturating_sub(t0) as f64 / 1e9)),
+            Cell::new(g.space),
+            right(g.expected_psn),
+            right(g.received_psn),
+            num(u64::from(g.missing), true, color),
+            right(nf),
+            right(nd),
+            right(rf),
+            right(rd),
+            after,
+        ]);
+    }
+    writeln!(out, "{t}")
+}
+
+/// Write every stored gap event with its loss story (`--gaps`).
+pub fn write_gaps(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    if report.gaps.is_empty() {
+        return writeln!(out, "no PSN gaps");
+    }
+    write_gap_table(report, &report.gaps, out, color)
+}
+
+/// Write the reassembled messages (`--messages`; needs `AnalyzeConfig::keep_messages`).
+pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    let Some(msgs) = &report.messages else {
+        return writeln!(out, "messages were not kept");
+    };
+    let t0 = report.frames.first_ts_ns.unwrap_or(0);
+    let mut t = table(color);
+    t.set_header(vec![
+        "flow", "src → dst", "QP", "kind", "first PSN", "last PSN", "frames", "pkts", "bytes", "start (s)",
+        "duration", "RETH va / rkey / len", "imm", "READ latency", "state",
+    ]);
+    for m in msgs {
+        let f = &report.flows[m.flow];
+        let kind = format!("{}{}", m.kind.name().to_uppercase(), if m.immediate { "+IMM" } else { "" });
+        let reth = m.reth.map_or("-".to_string(), |r| format!("{:#x} / {:#x} / {}", r.va, r.rkey, r.dma_len));
+        let reth = if m.dma_len_mismatch && color {
+            Cell::new(reth).fg(Color::Red)
+        } else {
+            Cell::new(reth)
+        };
+        let state = match (m.complete, m.dma_len_mismatch) {
+            (false, _) => "incomplete",
+            (true, true) => "length ≠ RETH",
+            (true, false) => "ok",
+        };
+        let state = if color && state != "ok" {
+            Cell::new(state).fg(Color::Red)
+        } else {
+            Cell::new(state)
+        };
+        t.add_row(vec![
+            right(m.flow),
+            Cell::new(flow_label(f)),
+            Cell::new(format!("{:#08x}", f.dest_qp)),
+            Cell::new(kind),
+            right(m.first_psn),
+            right(m.last_psn),
+            right(format!("{}–{}", m.first_frame, m.last_frame)),
+            right(m.packets),
+            right(m.bytes),
+            right(format!("{:.6}", m.start_ts_ns.saturating_sub(t0) as f64 / 1e9)),
+            right(fmt_ns(m.duration_ns)),
+            reth,
+            right(m.imm_data.map_or("-".to_string(), |v| format!("{v:#010x}"))),
+            right(m.read_latency_ns.map_or("-".to_string(), fmt_ns)),
+            state,
+        ]);
+    }
+    writeln!(out, "{t}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(fmt_ns(850), "850 ns");
+        assert_eq!(fmt_ns(12_500), "12.5 µs");
+        assert_eq!(fmt_ns(3_200_000), "3.20 ms");
+        assert_eq!(fmt_bytes(15_000), "15.0 kB");
+    }
 }
