@@ -4,6 +4,6 @@
 //! [`analyze`] (flows, PSN, messages, congestion) → [`output`] (text, table, JSON). The [`cli`]
 //! module wires them together; `generate` (RDMA traffic over libibverbs) stands apart.
 
-pub mod decode;
 pub mod analyze;
+pub mod decode;
 pub mod output;

@@ -79,7 +79,10 @@ fn ib_write_bw_five_writes_of_3000_bytes() {
         assert_eq!(m.reth.unwrap().dma_len, 3000);
     }
     let w = r.flows.iter().find(|f| f.messages.write.count > 0).unwrap();
-    assert_eq!((w.messages.write.count, w.messages.write.bytes), (5, 15_000));
+    assert_eq!(
+        (w.messages.write.count, w.messages.write.bytes),
+        (5, 15_000)
+    );
     // One ACK per message, in the reverse flow, paired.
     let back = r
         .flows
@@ -148,12 +151,21 @@ fn nccl(name: &str) {
     let mut total_imm = 0;
     for f in &r.flows {
         let w = want[&(f.src.clone(), f.dst.clone(), f.dest_qp)];
-        assert_eq!((f.messages.write.count, f.messages.write.bytes), (w.0, w.1), "{name} flow {}", f.id);
+        assert_eq!(
+            (f.messages.write.count, f.messages.write.bytes),
+            (w.0, w.1),
+            "{name} flow {}",
+            f.id
+        );
         let imm = msgs
             .iter()
             .filter(|m| m.flow == f.id && m.immediate && m.complete)
             .count() as u64;
-        assert_eq!(imm, w.2, "{name} flow {}: WRITE WITH IMMEDIATE messages", f.id);
+        assert_eq!(
+            imm, w.2,
+            "{name} flow {}: WRITE WITH IMMEDIATE messages",
+            f.id
+        );
         assert!(f.connection.is_some());
         total_imm += imm;
     }
@@ -193,7 +205,10 @@ fn other_real_captures_are_clean() {
         let roce = common::tshark(&common::capture(&format!("real/{name}")), &["frame.number"]);
         assert_eq!(r.frames.roce as usize, roce.len(), "{name}");
         let in_flows: u64 = r.flows.iter().map(|f| f.packets).sum();
-        assert_eq!(in_flows, r.frames.roce, "{name}: every RoCE frame in one flow");
+        assert_eq!(
+            in_flows, r.frames.roce,
+            "{name}: every RoCE frame in one flow"
+        );
         for f in &r.flows {
             if f.transport == "RC" {
                 assert!(f.connection.is_some(), "{name} flow {} unpaired", f.id);

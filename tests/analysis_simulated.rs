@@ -179,8 +179,16 @@ impl Qp {
     }
 }
 
-fn flow<'a>(r: &'a Report, src: [u8; 4], dst: [u8; 4], qp: u32) -> &'a roce_inspect::analyze::report::FlowReport {
-    let (s, d) = (std::net::Ipv4Addr::from(src).to_string(), std::net::Ipv4Addr::from(dst).to_string());
+fn flow<'a>(
+    r: &'a Report,
+    src: [u8; 4],
+    dst: [u8; 4],
+    qp: u32,
+) -> &'a roce_inspect::analyze::report::FlowReport {
+    let (s, d) = (
+        std::net::Ipv4Addr::from(src).to_string(),
+        std::net::Ipv4Addr::from(dst).to_string(),
+    );
     r.flows
         .iter()
         .find(|f| f.src == s && f.dst == d && f.dest_qp == qp)
@@ -193,14 +201,35 @@ fn flow<'a>(r: &'a Report, src: [u8; 4], dst: [u8; 4], qp: u32) -> &'a roce_insp
 /// two directions use different UDP ports (paired by PSN only) run alongside.
 #[test]
 fn write_loss_go_back_n_across_psn_wrap_with_three_qps() {
-    let q = Qp { qa: 0x200, qb: 0x100, sport_req: 0xc001, sport_resp: 0xc001 };
-    let q2 = Qp { qa: 0x201, qb: 0x101, sport_req: 0xc002, sport_resp: 0xc002 };
-    let q3 = Qp { qa: 0x202, qb: 0x102, sport_req: 0xc003, sport_resp: 0xd00d };
+    let q = Qp {
+        qa: 0x200,
+        qb: 0x100,
+        sport_req: 0xc001,
+        sport_resp: 0xc001,
+    };
+    let q2 = Qp {
+        qa: 0x201,
+        qb: 0x101,
+        sport_req: 0xc002,
+        sport_resp: 0xc002,
+    };
+    let q3 = Qp {
+        qa: 0x202,
+        qb: 0x102,
+        sport_req: 0xc003,
+        sport_resp: 0xd00d,
+    };
     let p0: u32 = 0xFF_FFFD;
     let pkt = |i: u32| {
         // message m = i / 3; FIRST (RETH), MIDDLE, LAST (AckReq); 1024 + 1024 + 500 bytes.
         match i % 3 {
-            0 => q.req(0x06, p0 + i, false, reth(0x1000 * u64::from(i), 0x77, 2548), 1024),
+            0 => q.req(
+                0x06,
+                p0 + i,
+                false,
+                reth(0x1000 * u64::from(i), 0x77, 2548),
+                1024,
+            ),
             1 => q.req(0x07, p0 + i, false, vec![], 1024),
             _ => q.req(0x08, p0 + i, true, vec![], 500),
         }
@@ -234,7 +263,10 @@ fn write_loss_go_back_n_across_psn_wrap_with_three_qps() {
     s.push(t + 6 * US, &q3.ack(9000, 1));
     s.push(t + 9 * US, &q.ack(p0 + 11, 4));
     let _ = ack1;
-    let r = s.run(AnalyzeConfig { keep_messages: true, ..Default::default() });
+    let r = s.run(AnalyzeConfig {
+        keep_messages: true,
+        ..Default::default()
+    });
 
     let f = flow(&r, A, B, 0x100);
     assert_eq!(f.packets, 4 + 2 + 1 + 8);
@@ -243,7 +275,10 @@ fn write_loss_go_back_n_across_psn_wrap_with_three_qps() {
     assert_eq!(f.psn.gap_events, 1);
     assert_eq!(f.psn.missing, 1);
     assert_eq!(f.psn.retransmitted, 4); // p0+4 ..= p0+7 behind the expected p0+8
-    assert_eq!((f.messages.write.count, f.messages.write.bytes), (4, 4 * 2548));
+    assert_eq!(
+        (f.messages.write.count, f.messages.write.bytes),
+        (4, 4 * 2548)
+    );
     assert_eq!(f.incomplete_messages, 0);
     assert_eq!((f.loss.nak_retransmissions, f.loss.timeouts), (1, 0));
     assert_eq!(f.loss.nak_delay_ns.unwrap().max, nak_t - (T0 + 7 * US));
@@ -256,15 +291,30 @@ fn write_loss_go_back_n_across_psn_wrap_with_three_qps() {
     // The loss story.
     assert_eq!(r.gaps.len(), 1);
     let g = r.gaps[0];
-    assert_eq!((g.frame, g.expected_psn, g.received_psn, g.missing), (gap_frame, 1, 2, 1));
+    assert_eq!(
+        (g.frame, g.expected_psn, g.received_psn, g.missing),
+        (gap_frame, 1, 2, 1)
+    );
     let nak = g.nak.unwrap();
     assert_eq!((nak.frame, nak.delay_ns), (nak_frame, nak_t - g.ts_ns));
     let rt = g.retransmission.unwrap();
-    assert_eq!((rt.frame, rt.delay_ns, rt.trigger), (retx_frame, 3 * US, "nak"));
+    assert_eq!(
+        (rt.frame, rt.delay_ns, rt.trigger),
+        (retx_frame, 3 * US, "nak")
+    );
     // Messages: 4 complete WRITEs with their RETH; the first straddles the wrap.
-    let msgs: Vec<_> = r.messages.as_ref().unwrap().iter().filter(|m| m.flow == f.id).collect();
+    let msgs: Vec<_> = r
+        .messages
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter(|m| m.flow == f.id)
+        .collect();
     assert_eq!(msgs.len(), 4);
-    assert!(msgs.iter().all(|m| m.complete && m.packets == 3 && m.bytes == 2548 && !m.dma_len_mismatch));
+    assert!(
+        msgs.iter()
+            .all(|m| m.complete && m.packets == 3 && m.bytes == 2548 && !m.dma_len_mismatch)
+    );
     assert_eq!((msgs[1].first_psn, msgs[1].last_psn), (0, 2));
     // MSN: every ACK agrees with the reassembled messages.
     let c = &r.connections[f.connection.unwrap()];
@@ -288,7 +338,12 @@ fn write_loss_go_back_n_across_psn_wrap_with_three_qps() {
 /// requester resends PSN q+1 and q+2 after 15 µs.
 #[test]
 fn rnr_nak_and_retry() {
-    let q = Qp { qa: 0x20, qb: 0x10, sport_req: 0xc100, sport_resp: 0xc100 };
+    let q = Qp {
+        qa: 0x20,
+        qb: 0x10,
+        sport_req: 0xc100,
+        sport_resp: 0xc100,
+    };
     let q0 = 77;
     let mut s = Sim::default();
     let mut t = T0;
@@ -322,13 +377,24 @@ fn rnr_nak_and_retry() {
 /// the requester resends all four (a timeout retransmission, no gap, no NAK).
 #[test]
 fn timeout_retransmission() {
-    let q = Qp { qa: 0x21, qb: 0x11, sport_req: 0xc200, sport_resp: 0xc200 };
+    let q = Qp {
+        qa: 0x21,
+        qb: 0x11,
+        sport_req: 0xc200,
+        sport_resp: 0xc200,
+    };
     let mut s = Sim::default();
     for i in 0..4u32 {
-        s.push(T0 + u64::from(i) * US, &q.req(0x0a, 40 + i, i == 3, reth(0, 5, 8), 8));
+        s.push(
+            T0 + u64::from(i) * US,
+            &q.req(0x0a, 40 + i, i == 3, reth(0, 5, 8), 8),
+        );
     }
     for i in 0..4u32 {
-        s.push(T0 + 503 * US + u64::from(i) * US, &q.req(0x0a, 40 + i, i == 3, reth(0, 5, 8), 8));
+        s.push(
+            T0 + 503 * US + u64::from(i) * US,
+            &q.req(0x0a, 40 + i, i == 3, reth(0, 5, 8), 8),
+        );
     }
     s.push(T0 + 510 * US, &q.ack(43, 4));
     let r = s.run(AnalyzeConfig::default());
@@ -346,7 +412,12 @@ fn timeout_retransmission() {
 /// before any ACK, so pairing happens when the first ACK brings the UDP port.
 #[test]
 fn ce_marks_and_cnps() {
-    let q = Qp { qa: 0x22, qb: 0x12, sport_req: 0xc300, sport_resp: 0xc300 };
+    let q = Qp {
+        qa: 0x22,
+        qb: 0x12,
+        sport_req: 0xc300,
+        sport_resp: 0xc300,
+    };
     let mut s = Sim::default();
     let cnp = |t: u64, s: &mut Sim| {
         let mut p = q.resp(0x81, 0, vec![0; 16], 0);
@@ -372,7 +443,10 @@ fn ce_marks_and_cnps() {
     let r = s.run(AnalyzeConfig::default());
     let f = flow(&r, A, B, 0x12);
     let b = flow(&r, B, A, 0x22);
-    assert_eq!((f.ecn.ce, f.ecn.ect0, f.ecn.not_ect, f.ecn.ect1), (3, 7, 0, 0));
+    assert_eq!(
+        (f.ecn.ce, f.ecn.ect0, f.ecn.not_ect, f.ecn.ect1),
+        (3, 7, 0, 0)
+    );
     assert!((f.ce_fraction - 0.3).abs() < 1e-12);
     assert_eq!((b.cnps, b.becn, b.fecn, b.payload_bytes), (2, 2, 0, 0));
     assert_eq!(b.opcodes["CNP"], 2);
@@ -380,7 +454,10 @@ fn ce_marks_and_cnps() {
     assert_eq!(b.connection, f.connection);
     assert_eq!(c.congestion.len(), 1);
     let d = &c.congestion[0];
-    assert_eq!((d.data_flow, d.cnp_flow, d.ce_marked, d.cnps), (f.id, b.id, 3, 2));
+    assert_eq!(
+        (d.data_flow, d.cnp_flow, d.ce_marked, d.cnps),
+        (f.id, b.id, 3, 2)
+    );
     let ce = d.ce_to_cnp_ns.unwrap();
     assert_eq!((ce.count, ce.min, ce.max), (2, 1500, 3 * US));
     let ia = d.cnp_interarrival_ns.unwrap();
@@ -393,7 +470,12 @@ fn ce_marks_and_cnps() {
 /// with their requests. Also a READ response ONLY for which no request was seen.
 #[test]
 fn read_reservation_and_responses() {
-    let q = Qp { qa: 0x23, qb: 0x13, sport_req: 0xc400, sport_resp: 0xc400 };
+    let q = Qp {
+        qa: 0x23,
+        qb: 0x13,
+        sport_req: 0xc400,
+        sport_resp: 0xc400,
+    };
     let s0 = 0xFF_FFFE;
     let mut s = Sim::default();
     let mut t = T0;
@@ -401,7 +483,10 @@ fn read_reservation_and_responses() {
         t += US;
         s.push(t, &p)
     };
-    at(&mut s, q.req(0x0c, s0, true, reth(0xdead_0000, 0x42, 5000), 0));
+    at(
+        &mut s,
+        q.req(0x0c, s0, true, reth(0xdead_0000, 0x42, 5000), 0),
+    );
     at(&mut s, q.req(0x04, s0 + 5, true, vec![], 16));
     at(&mut s, q.resp(0x0d, s0, aeth(0x1f, 1), 1024));
     for k in 1..4 {
@@ -409,19 +494,31 @@ fn read_reservation_and_responses() {
     }
     at(&mut s, q.resp(0x0f, s0 + 4, aeth(0x1f, 1), 904));
     at(&mut s, q.ack(s0 + 5, 2));
-    at(&mut s, q.req(0x0c, s0 + 6, true, reth(0xbeef, 0x43, 100), 0));
+    at(
+        &mut s,
+        q.req(0x0c, s0 + 6, true, reth(0xbeef, 0x43, 100), 0),
+    );
     at(&mut s, q.req(0x04, s0 + 7, true, vec![], 16));
     at(&mut s, q.resp(0x10, s0 + 6, aeth(0x1f, 3), 100));
     at(&mut s, q.ack(s0 + 7, 4));
     // A response to a READ never seen: counted, no request attached, no panic.
     at(&mut s, q.resp(0x10, s0 + 8, aeth(0x1f, 5), 10));
-    let r = s.run(AnalyzeConfig { keep_messages: true, ..Default::default() });
+    let r = s.run(AnalyzeConfig {
+        keep_messages: true,
+        ..Default::default()
+    });
     let f = flow(&r, A, B, 0x13);
     let b = flow(&r, B, A, 0x23);
     assert_eq!(f.psn.gap_events + b.psn.gap_events, 0);
     assert_eq!(f.psn.retransmitted + b.psn.retransmitted, 0);
-    assert_eq!((f.psn.first, f.psn.last), (Some(s0), Some((s0 + 7) & 0xff_ffff)));
-    assert_eq!((b.psn.first, b.psn.last), (Some(s0), Some((s0 + 8) & 0xff_ffff)));
+    assert_eq!(
+        (f.psn.first, f.psn.last),
+        (Some(s0), Some((s0 + 7) & 0xff_ffff))
+    );
+    assert_eq!(
+        (b.psn.first, b.psn.last),
+        (Some(s0), Some((s0 + 8) & 0xff_ffff))
+    );
     assert_eq!((f.messages.send.count, f.messages.read.count), (2, 0));
     assert_eq!((b.messages.read.count, b.messages.read.bytes), (3, 5110));
     assert_eq!(b.acks, 2);
@@ -482,7 +579,10 @@ fn ud_gap_and_cnp_pairing() {
     let f = flow(&r, A, B, 0x99);
     let c = flow(&r, B, A, 0x300);
     assert_eq!(f.transport, "UD");
-    assert_eq!((f.psn.gap_events, f.psn.missing, f.psn.retransmitted), (1, 1, 0));
+    assert_eq!(
+        (f.psn.gap_events, f.psn.missing, f.psn.retransmitted),
+        (1, 1, 0)
+    );
     assert_eq!((f.messages.send.count, f.messages.send.bytes), (5, 320));
     assert_eq!(c.cnps, 1);
     assert_eq!(c.transport, "UD");
@@ -498,7 +598,12 @@ fn ud_gap_and_cnp_pairing() {
 /// max_flows reached. Nothing panics and the counts stay consistent.
 #[test]
 fn hostile_sequences_do_not_panic() {
-    let q = Qp { qa: 0x24, qb: 0x14, sport_req: 0xc600, sport_resp: 0xc600 };
+    let q = Qp {
+        qa: 0x24,
+        qb: 0x14,
+        sport_req: 0xc600,
+        sport_resp: 0xc600,
+    };
     let mut s = Sim::default();
     let mut t = T0;
     let mut at = |s: &mut Sim, p: P| {
@@ -520,7 +625,11 @@ fn hostile_sequences_do_not_panic() {
         p.qp = qp;
         at(&mut s, p);
     }
-    let r = s.run(AnalyzeConfig { keep_messages: true, max_flows: 3, ..Default::default() });
+    let r = s.run(AnalyzeConfig {
+        keep_messages: true,
+        max_flows: 3,
+        ..Default::default()
+    });
     assert_eq!(r.frames.roce, 12);
     assert_eq!(r.flows.len(), 3);
     assert_eq!(r.frames.untracked, 1);
@@ -532,13 +641,24 @@ fn hostile_sequences_do_not_panic() {
     let mut a = Analyzer::new(AnalyzeConfig::default());
     let mut x: u64 = 0x1234_5678;
     for n in 0..2000u64 {
-        let mut p = q.req((x >> 8) as u8, (x >> 16) as u32, x & 1 == 1, vec![], (x % 40) as usize);
+        let mut p = q.req(
+            (x >> 8) as u8,
+            (x >> 16) as u32,
+            x & 1 == 1,
+            vec![],
+            (x % 40) as usize,
+        );
         p.ext = (0..(x >> 40) % 40).map(|i| (x >> (i % 56)) as u8).collect();
         let b = build(&p);
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        let f = decode_frame(LinkType::ETHERNET, &b, b.len() as u32, &DecodeConfig::default());
+        let f = decode_frame(
+            LinkType::ETHERNET,
+            &b,
+            b.len() as u32,
+            &DecodeConfig::default(),
+        );
         a.push(n + 1, T0 + n, &f);
     }
     let r = a.finish();
@@ -550,7 +670,12 @@ fn hostile_sequences_do_not_panic() {
 /// its later resend counts as a timeout.
 #[test]
 fn nak_matched_to_its_gap() {
-    let q = Qp { qa: 0x25, qb: 0x15, sport_req: 0xc700, sport_resp: 0xc700 };
+    let q = Qp {
+        qa: 0x25,
+        qb: 0x15,
+        sport_req: 0xc700,
+        sport_resp: 0xc700,
+    };
     let mut s = Sim::default();
     let w = |psn: u32| q.req(0x0a, psn, false, reth(0, 1, 4), 4);
     let mut t = T0;
@@ -573,6 +698,9 @@ fn nak_matched_to_its_gap() {
     assert_eq!(g3.retransmission.unwrap().trigger, "timeout");
     assert_eq!(g3.retransmission.unwrap().delay_ns, 96 * US);
     let f = flow(&r, A, B, 0x15);
-    assert_eq!((f.psn.gap_events, f.psn.missing, f.psn.retransmitted), (2, 2, 2));
+    assert_eq!(
+        (f.psn.gap_events, f.psn.missing, f.psn.retransmitted),
+        (2, 2, 2)
+    );
     assert_eq!((f.loss.nak_retransmissions, f.loss.timeouts), (1, 1));
 }

@@ -21,10 +21,16 @@ fn every_flow_counter_equals_the_truth() {
     assert_eq!(report.frames.total, g["total_frames"].as_u64().unwrap());
     assert_eq!(report.frames.roce, g["roce_frames"].as_u64().unwrap());
     assert_eq!(report.frames.other, g["non_roce_frames"].as_u64().unwrap());
-    assert_eq!(report.frames.truncated, g["truncated_frames"].as_u64().unwrap());
+    assert_eq!(
+        report.frames.truncated,
+        g["truncated_frames"].as_u64().unwrap()
+    );
     assert_eq!(report.icrc.bad, 0);
     assert_eq!(report.flows.len() as u64, g["flows"].as_u64().unwrap());
-    assert_eq!(report.pmtu, truth["capture"]["pmtu"].as_u64().map(|v| v as u32));
+    assert_eq!(
+        report.pmtu,
+        truth["capture"]["pmtu"].as_u64().map(|v| v as u32)
+    );
 
     let names = truth["opcode_names"].as_object().unwrap();
     let mut checked = 0;
@@ -66,12 +72,33 @@ fn every_flow_counter_equals_the_truth() {
         assert_eq!(f.psn.last, opt("psn_last"), "{id} psn_last");
         assert_eq!(f.psn.gap_events, u("gap_events"), "{id} gap_events");
         assert_eq!(f.psn.missing, u("missing_psns"), "{id} missing_psns");
-        assert_eq!(f.psn.retransmitted, u("retransmitted_packets"), "{id} retransmitted");
+        assert_eq!(
+            f.psn.retransmitted,
+            u("retransmitted_packets"),
+            "{id} retransmitted"
+        );
         let m = &tf["messages"];
-        let cb = |k: &str| (m[k]["count"].as_u64().unwrap(), m[k]["bytes"].as_u64().unwrap());
-        assert_eq!((f.messages.write.count, f.messages.write.bytes), cb("write"), "{id} write");
-        assert_eq!((f.messages.read.count, f.messages.read.bytes), cb("read"), "{id} read");
-        assert_eq!((f.messages.send.count, f.messages.send.bytes), cb("send"), "{id} send");
+        let cb = |k: &str| {
+            (
+                m[k]["count"].as_u64().unwrap(),
+                m[k]["bytes"].as_u64().unwrap(),
+            )
+        };
+        assert_eq!(
+            (f.messages.write.count, f.messages.write.bytes),
+            cb("write"),
+            "{id} write"
+        );
+        assert_eq!(
+            (f.messages.read.count, f.messages.read.bytes),
+            cb("read"),
+            "{id} read"
+        );
+        assert_eq!(
+            (f.messages.send.count, f.messages.send.bytes),
+            cb("send"),
+            "{id} send"
+        );
         assert_eq!(f.messages.atomic.count, 0, "{id} atomic");
         totals[0] += f.psn.gap_events;
         totals[1] += f.psn.retransmitted;
@@ -148,7 +175,9 @@ fn pairing_and_loss_stories() {
         .collect();
     assert_eq!(rc_gaps.len(), 10);
     for g in rc_gaps {
-        let nak = g.nak.unwrap_or_else(|| panic!("gap at frame {} has no NAK", g.frame));
+        let nak = g
+            .nak
+            .unwrap_or_else(|| panic!("gap at frame {} has no NAK", g.frame));
         assert!(nak.frame > g.frame);
         match g.retransmission {
             Some(r) => {

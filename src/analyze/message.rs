@@ -218,7 +218,11 @@ impl Assembler {
                 }
             }
             Position::Middle | Position::Last => {
-                let Some(m) = self.open.as_mut().filter(|m| !m.complete && m.kind == p.kind) else {
+                let Some(m) = self
+                    .open
+                    .as_mut()
+                    .filter(|m| !m.complete && m.kind == p.kind)
+                else {
                     // Started before the capture, or a kind change: not a message we can build.
                     self.open = None;
                     return Accept::Dropped;

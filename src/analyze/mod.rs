@@ -20,12 +20,10 @@ pub mod stats;
 
 mod build;
 
-use crate::decode::{
-    AethKind, Frame, IcrcStatus, NakCode, Operation, Position, RocePacket,
-};
+use crate::decode::{AethKind, Frame, IcrcStatus, NakCode, Operation, Position, RocePacket};
 use flow::{
-    Flow, FlowKey, MAX_OPEN_GAPS, MAX_OUTSTANDING_READS, MAX_PENDING_ACKS, MAX_UNITS, OpenGap, PairedBy,
-    PendingNak, ReadReq,
+    Flow, FlowKey, MAX_OPEN_GAPS, MAX_OUTSTANDING_READS, MAX_PENDING_ACKS, MAX_UNITS, OpenGap,
+    PairedBy, PendingNak, ReadReq,
 };
 use fxhash::FxBuild;
 use message::{Accept, Message, MessageKind, Piece};
@@ -198,7 +196,10 @@ impl Analyzer {
         let i = self.flows.len();
         self.flows.push(Flow::new(key, ts, frame));
         self.index.insert(key, i as u32);
-        self.hosts.entry((key.src, key.dst)).or_default().push(i as u32);
+        self.hosts
+            .entry((key.src, key.dst))
+            .or_default()
+            .push(i as u32);
         i
     }
 
@@ -369,9 +370,7 @@ impl Analyzer {
             let (src, dst, qp) = (f.key.src, f.key.dst, f.key.dest_qp);
             let hit = self.hosts.get(&(dst, src)).and_then(|c| {
                 let mut it = c.iter().map(|&j| j as usize).filter(|&j| {
-                    j != i
-                        && self.flows[j].peer.is_none()
-                        && self.flows[j].deth_src_qp == Some(qp)
+                    j != i && self.flows[j].peer.is_none() && self.flows[j].deth_src_qp == Some(qp)
                 });
                 let first = it.next();
                 if it.next().is_some() { None } else { first }
@@ -390,7 +389,8 @@ impl Analyzer {
                 let Some(c) = self.hosts.get(&(f.key.dst, f.key.src)) else {
                     return;
                 };
-                let unpaired = |j: &&u32| self.flows[**j as usize].peer.is_none() && **j as usize != i;
+                let unpaired =
+                    |j: &&u32| self.flows[**j as usize].peer.is_none() && **j as usize != i;
                 let with_ce: Vec<usize> = c
                     .iter()
                     .filter(unpaired)
@@ -398,7 +398,12 @@ impl Analyzer {
                     .map(|j| *j as usize)
                     .take(2)
                     .collect();
-                let any: Vec<usize> = c.iter().filter(unpaired).map(|j| *j as usize).take(2).collect();
+                let any: Vec<usize> = c
+                    .iter()
+                    .filter(unpaired)
+                    .map(|j| *j as usize)
+                    .take(2)
+                    .collect();
                 match (with_ce.as_slice(), any.as_slice()) {
                     ([j], _) | ([], [j]) => *j,
                     _ => return,
@@ -705,8 +710,7 @@ impl Analyzer {
         let restart = matches!(pos, Position::First | Position::Only);
         let keep_gaps = self.cfg.keep_gaps;
         let f = &mut self.flows[i];
-        if let PsnVerdict::Ahead { expected, missing } =
-            f.resp_psn.observe(bth.psn, 1, 0, restart)
+        if let PsnVerdict::Ahead { expected, missing } = f.resp_psn.observe(bth.psn, 1, 0, restart)
             && self.gaps.len() < keep_gaps
         {
             self.gaps.push(GapReport {

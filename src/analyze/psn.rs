@@ -161,7 +161,10 @@ mod tests {
         let mut t = PsnTracker::default();
         for i in 0..10u32 {
             let v = t.observe(psn_add(0xFF_FFFA, i), 1, 0, false);
-            assert!(matches!(v, PsnVerdict::Start | PsnVerdict::InOrder), "{i}: {v:?}");
+            assert!(
+                matches!(v, PsnVerdict::Start | PsnVerdict::InOrder),
+                "{i}: {v:?}"
+            );
         }
         assert_eq!((t.gap_events, t.retransmitted), (0, 0));
         assert_eq!(t.first, Some(0xFF_FFFA));
@@ -183,7 +186,10 @@ mod tests {
         );
         // Go-back-N resend of 0xFFFFFF, 0, 1: all behind; the expected PSN stays at 2.
         for p in [0xFF_FFFF, 0, 1] {
-            assert_eq!(t.observe(p, 1, 0, false), PsnVerdict::Behind { expected: 2 });
+            assert_eq!(
+                t.observe(p, 1, 0, false),
+                PsnVerdict::Behind { expected: 2 }
+            );
         }
         assert_eq!(t.observe(2, 1, 0, false), PsnVerdict::InOrder);
         assert_eq!((t.gap_events, t.missing, t.retransmitted), (1, 2, 3));

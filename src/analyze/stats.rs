@@ -121,7 +121,10 @@ mod tests {
             s.add(v);
         }
         let st = s.stat().unwrap();
-        assert_eq!((st.count, st.min, st.median, st.p99, st.max), (5, 1, 5, 9, 9));
+        assert_eq!(
+            (st.count, st.min, st.median, st.p99, st.max),
+            (5, 1, 5, 9, 9)
+        );
         assert!((st.mean - 5.0).abs() < 1e-9);
     }
 

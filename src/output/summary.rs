@@ -122,7 +122,10 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
     if fr.untracked > 0 {
         problem(
             out,
-            &format!("{} RoCE frames in flows beyond --max-flows were not analysed", fr.untracked),
+            &format!(
+                "{} RoCE frames in flows beyond --max-flows were not analysed",
+                fr.untracked
+            ),
             color,
         )?;
     }
@@ -131,8 +134,26 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
     title(out, "Connections and flows", color)?;
     let mut t = table(color);
     t.set_header(vec![
-        "conn", "flow", "src → dst", "QP", "tr", "pkts", "payload", "SEND", "WRITE", "READ", "ATOMIC",
-        "gaps", "missing", "retx", "NAKs", "RNR", "TO", "CE %", "CNPs", "ACK RTT p50",
+        "conn",
+        "flow",
+        "src → dst",
+        "QP",
+        "tr",
+        "pkts",
+        "payload",
+        "SEND",
+        "WRITE",
+        "READ",
+        "ATOMIC",
+        "gaps",
+        "missing",
+        "retx",
+        "NAKs",
+        "RNR",
+        "TO",
+        "CE %",
+        "CNPs",
+        "ACK RTT p50",
     ]);
     // Paired flows first, connection by connection; then unpaired ones.
     let mut order: Vec<&FlowReport> = Vec::with_capacity(report.flows.len());
@@ -205,7 +226,12 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
                     out,
                     &format!(
                         "conn {}: MSN advanced by {} in flow {} but {} messages were reassembled ({} of {} AETHs disagree)",
-                        c.id, m.msn_delta, m.aeth_flow, m.messages, m.mismatched_aeths, m.checked_aeths
+                        c.id,
+                        m.msn_delta,
+                        m.aeth_flow,
+                        m.messages,
+                        m.mismatched_aeths,
+                        m.checked_aeths
                     ),
                     color,
                 )?;
@@ -214,7 +240,11 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
     }
     let incomplete: u64 = report.flows.iter().map(|f| f.incomplete_messages).sum();
     if incomplete > 0 {
-        problem(out, &format!("{incomplete} messages incomplete at the end of the capture"), color)?;
+        problem(
+            out,
+            &format!("{incomplete} messages incomplete at the end of the capture"),
+            color,
+        )?;
     }
 
     // Gap / loss events.
@@ -223,20 +253,45 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
     if total_gaps == 0 {
         writeln!(out, "no PSN gaps")?;
     } else {
-        write_gap_table(report, &report.gaps[..report.gaps.len().min(SUMMARY_GAPS)], out, color)?;
+        write_gap_table(
+            report,
+            &report.gaps[..report.gaps.len().min(SUMMARY_GAPS)],
+            out,
+            color,
+        )?;
         if report.gaps.len() > SUMMARY_GAPS {
-            writeln!(out, "… {} more (--gaps lists them all)", report.gaps.len() - SUMMARY_GAPS)?;
+            writeln!(
+                out,
+                "… {} more (--gaps lists them all)",
+                report.gaps.len() - SUMMARY_GAPS
+            )?;
         }
         let mut t = table(color);
         t.set_header(vec![
-            "flow", "NAK retx", "RNR retx", "timeouts", "gap→NAK min/med/max", "NAK→retx min/med/max",
+            "flow",
+            "NAK retx",
+            "RNR retx",
+            "timeouts",
+            "gap→NAK min/med/max",
+            "NAK→retx min/med/max",
             "timeout retx min/med/max",
         ]);
         let trio = |s: &Option<Stat>| {
-            opt_stat(s, |s| format!("{} / {} / {}", fmt_ns(s.min), fmt_ns(s.median), fmt_ns(s.max)))
+            opt_stat(s, |s| {
+                format!(
+                    "{} / {} / {}",
+                    fmt_ns(s.min),
+                    fmt_ns(s.median),
+                    fmt_ns(s.max)
+                )
+            })
         };
         for f in report.flows.iter().filter(|f| {
-            f.psn.gap_events + f.loss.nak_retransmissions + f.loss.timeouts + f.loss.rnr_retransmissions > 0
+            f.psn.gap_events
+                + f.loss.nak_retransmissions
+                + f.loss.timeouts
+                + f.loss.rnr_retransmissions
+                > 0
         }) {
             t.add_row(vec![
                 right(f.id),
@@ -255,8 +310,19 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
     title(out, "Congestion", color)?;
     let mut t = table(color);
     t.set_header(vec![
-        "data flow", "src → dst", "ECT0", "ECT1", "Not-ECT", "CE", "CE %", "FECN", "CNP flow", "CNPs",
-        "CE→CNP med", "CNP gap min/med", "rate before/after (Gb/s)",
+        "data flow",
+        "src → dst",
+        "ECT0",
+        "ECT1",
+        "Not-ECT",
+        "CE",
+        "CE %",
+        "FECN",
+        "CNP flow",
+        "CNPs",
+        "CE→CNP med",
+        "CNP gap min/med",
+        "rate before/after (Gb/s)",
     ]);
     let mut rows = 0;
     for c in &report.connections {
@@ -277,10 +343,12 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
                 right(opt_stat(&d.cnp_interarrival_ns, |s| {
                     format!("{} / {}", fmt_ns(s.min), fmt_ns(s.median))
                 })),
-                right(match (d.rate_before_gbps_median, d.rate_after_gbps_median) {
-                    (Some(b), Some(a)) => format!("{b:.2} / {a:.2}"),
-                    _ => "-".to_string(),
-                }),
+                right(
+                    match (d.rate_before_gbps_median, d.rate_after_gbps_median) {
+                        (Some(b), Some(a)) => format!("{b:.2} / {a:.2}"),
+                        _ => "-".to_string(),
+                    },
+                ),
             ]);
             rows += 1;
         }
@@ -331,37 +399,71 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
                     "{} frames with a bad ICRC: {}{}",
                     ic.bad,
                     list.join(", "),
-                    if ic.bad as usize > list.len() { ", …" } else { "" }
+                    if ic.bad as usize > list.len() {
+                        ", …"
+                    } else {
+                        ""
+                    }
                 ),
                 color,
             )?;
         }
         for m in &fr.malformed_frames {
-            problem(out, &format!("frame {}: malformed: {}", m.frame, m.reason), color)?;
+            problem(
+                out,
+                &format!("frame {}: malformed: {}", m.frame, m.reason),
+                color,
+            )?;
         }
         if fr.malformed as usize > fr.malformed_frames.len() {
-            writeln!(out, "… {} more malformed frames", fr.malformed as usize - fr.malformed_frames.len())?;
+            writeln!(
+                out,
+                "… {} more malformed frames",
+                fr.malformed as usize - fr.malformed_frames.len()
+            )?;
         }
     }
     Ok(())
 }
 
-fn write_gap_table(report: &Report, gaps: &[GapReport], out: &mut dyn Write, color: bool) -> io::Result<()> {
+fn write_gap_table(
+    report: &Report,
+    gaps: &[GapReport],
+    out: &mut dyn Write,
+    color: bool,
+) -> io::Result<()> {
     let t0 = report.frames.first_ts_ns.unwrap_or(0);
     let mut t = table(color);
     t.set_header(vec![
-        "flow", "src → dst", "QP", "frame", "time (s)", "space", "expected", "received", "missing",
-        "NAK frame", "gap→NAK", "retx frame", "retx delay", "after",
+        "flow",
+        "src → dst",
+        "QP",
+        "frame",
+        "time (s)",
+        "space",
+        "expected",
+        "received",
+        "missing",
+        "NAK frame",
+        "gap→NAK",
+        "retx frame",
+        "retx delay",
+        "after",
     ]);
     for g in gaps {
         let f = &report.flows[g.flow];
-        let (nf, nd) = g
-            .nak
-            .map_or(("-".to_string(), "-".to_string()), |n| (n.frame.to_string(), fmt_ns(n.delay_ns)));
-        let (rf, rd, rt) = g.retransmission.map_or(
-            ("-".to_string(), "-".to_string(), "-".to_string()),
-            |r| (r.frame.to_string(), fmt_ns(r.delay_ns), r.trigger.to_string()),
-        );
+        let (nf, nd) = g.nak.map_or(("-".to_string(), "-".to_string()), |n| {
+            (n.frame.to_string(), fmt_ns(n.delay_ns))
+        });
+        let (rf, rd, rt) =
+            g.retransmission
+                .map_or(("-".to_string(), "-".to_string(), "-".to_string()), |r| {
+                    (
+                        r.frame.to_string(),
+                        fmt_ns(r.delay_ns),
+                        r.trigger.to_string(),
+                    )
+                });
         let after = if color && rt == "timeout" {
             Cell::new(rt).fg(Color::Red)
         } else {
@@ -403,13 +505,32 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
     let t0 = report.frames.first_ts_ns.unwrap_or(0);
     let mut t = table(color);
     t.set_header(vec![
-        "flow", "src → dst", "QP", "kind", "first PSN", "last PSN", "frames", "pkts", "bytes", "start (s)",
-        "duration", "RETH va / rkey / len", "imm", "READ latency", "state",
+        "flow",
+        "src → dst",
+        "QP",
+        "kind",
+        "first PSN",
+        "last PSN",
+        "frames",
+        "pkts",
+        "bytes",
+        "start (s)",
+        "duration",
+        "RETH va / rkey / len",
+        "imm",
+        "READ latency",
+        "state",
     ]);
     for m in msgs {
         let f = &report.flows[m.flow];
-        let kind = format!("{}{}", m.kind.name().to_uppercase(), if m.immediate { "+IMM" } else { "" });
-        let reth = m.reth.map_or("-".to_string(), |r| format!("{:#x} / {:#x} / {}", r.va, r.rkey, r.dma_len));
+        let kind = format!(
+            "{}{}",
+            m.kind.name().to_uppercase(),
+            if m.immediate { "+IMM" } else { "" }
+        );
+        let reth = m.reth.map_or("-".to_string(), |r| {
+            format!("{:#x} / {:#x} / {}", r.va, r.rkey, r.dma_len)
+        });
         let reth = if m.dma_len_mismatch && color {
             Cell::new(reth).fg(Color::Red)
         } else {
@@ -435,7 +556,10 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
             right(format!("{}–{}", m.first_frame, m.last_frame)),
             right(m.packets),
             right(m.bytes),
-            right(format!("{:.6}", m.start_ts_ns.saturating_sub(t0) as f64 / 1e9)),
+            right(format!(
+                "{:.6}",
+                m.start_ts_ns.saturating_sub(t0) as f64 / 1e9
+            )),
             right(fmt_ns(m.duration_ns)),
             reth,
             right(m.imm_data.map_or("-".to_string(), |v| format!("{v:#010x}"))),

@@ -50,7 +50,11 @@ pub fn tshark(path: &str, fields: &[&str]) -> Vec<Vec<String>> {
         .args(&args)
         .output()
         .expect("tshark must be installed (make deps)");
-    assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
