@@ -5,3 +5,6 @@
 //! module wires them together; `generate` (RDMA traffic over libibverbs) stands apart.
 
 pub mod decode;
+pub mod cli;
+pub mod output;
+pub mod source;
