@@ -4,7 +4,7 @@
 //! [`analyze`] (flows, PSN, messages, congestion) → [`output`] (text, table, JSON). The [`cli`]
 //! module wires them together; `generate` (RDMA traffic over libibverbs) stands apart.
 
-pub mod decode;
 pub mod cli;
+pub mod decode;
 pub mod output;
 pub mod source;

@@ -27,9 +27,11 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Decode a pcap or pcapng capture file (`-` reads standard input).
-    #[command(after_help = "Examples:\n  roce-inspect read trace.pcap\n  roce-inspect read trace.pcap -V -c 5\n  \
+    #[command(
+        after_help = "Examples:\n  roce-inspect read trace.pcap\n  roce-inspect read trace.pcap -V -c 5\n  \
                             roce-inspect read trace.pcap --json | jq 'select(.bth.opcode_name==\"RC_ACKNOWLEDGE\")'\n  \
-                            tcpdump -w - -i eth0 udp port 4791 | roce-inspect read -")]
+                            tcpdump -w - -i eth0 udp port 4791 | roce-inspect read -"
+    )]
     Read(ReadArgs),
 }
 

@@ -151,10 +151,7 @@ pub fn read_file(path: &str, d: &DisplayArgs) -> Result<Outcome> {
         return Ok(o);
     }
     if let Some(e) = read_err {
-        return Err(anyhow::Error::new(e).context(format!(
-            "{shown}: after frame {}",
-            run.frames()
-        )));
+        return Err(anyhow::Error::new(e).context(format!("{shown}: after frame {}", run.frames())));
     }
     let _ = io::stdout().flush();
     Ok(Outcome::Ok)

@@ -47,7 +47,7 @@ impl fmt::Display for Transport {
 }
 
 /// One extended transport header that may follow the BTH (IBTA Vol 1 §9.3; sizes in bytes in
-/// [`ExtKind::len`]).
+/// [`ExtKind::size`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExtKind {
     /// Reliable Datagram ETH, 4 bytes.
@@ -76,7 +76,7 @@ pub enum ExtKind {
 
 impl ExtKind {
     /// Header length in bytes.
-    pub const fn len(self) -> usize {
+    pub const fn size(self) -> usize {
         match self {
             ExtKind::Rdeth | ExtKind::Xrceth | ExtKind::Aeth => 4,
             ExtKind::ImmDt | ExtKind::Ieth | ExtKind::Feth => 4,
@@ -356,7 +356,12 @@ impl Opcode {
         match self.operation() {
             Some(Operation::Cnp) => "CNP".to_string(),
             Some(op) => format!("{} {}", self.transport(), op.name()),
-            None => format!("{} {} 0x{:02X}", self.transport(), self.unknown_label(), self.0),
+            None => format!(
+                "{} {} 0x{:02X}",
+                self.transport(),
+                self.unknown_label(),
+                self.0
+            ),
         }
     }
 

@@ -162,7 +162,11 @@ fn ext_fields<W: Write>(w: &mut W, pal: &Palette, p: &RocePacket<'_>) -> io::Res
                 timer_us / 1000,
                 (timer_us % 1000) / 10
             )?,
-            AethKind::Nak(code) => write!(w, " {}", paint(format_args!("NAK {}", code.name()), pal.bad))?,
+            AethKind::Nak(code) => write!(
+                w,
+                " {}",
+                paint(format_args!("NAK {}", code.name()), pal.bad)
+            )?,
             AethKind::Reserved => write!(w, " AETH reserved 0x{:02x}", a.syndrome)?,
         }
         write!(w, " MSN {}", a.msn)?;

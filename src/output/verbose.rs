@@ -62,16 +62,8 @@ fn roce_tree<W: Write>(w: &mut W, pal: &Palette, p: &RocePacket<'_>) -> io::Resu
             "        IPVer {} TClass 0x{:02x} FlowLabel 0x{:05x} PayLen {} NxtHdr 0x{:02x} HopLmt {}",
             g.ip_ver, g.tclass, g.flow_label, g.pay_len, g.next_hdr, g.hop_limit
         )?;
-        writeln!(
-            w,
-            "        SGID {}",
-            crate::decode::Address::Gid(g.sgid)
-        )?;
-        writeln!(
-            w,
-            "        DGID {}",
-            crate::decode::Address::Gid(g.dgid)
-        )?;
+        writeln!(w, "        SGID {}", crate::decode::Address::Gid(g.sgid))?;
+        writeln!(w, "        DGID {}", crate::decode::Address::Gid(g.dgid))?;
     }
     if p.version == crate::decode::RoceVersion::V2 {
         writeln!(
@@ -156,7 +148,11 @@ fn roce_tree<W: Write>(w: &mut W, pal: &Palette, p: &RocePacket<'_>) -> io::Resu
         writeln!(w, "    {} {m}", paint("[MALFORMED]", pal.bad))?;
     }
     if p.truncated {
-        writeln!(w, "    {} captured bytes end before the packet does", paint("[TRUNCATED]", pal.warn))?;
+        writeln!(
+            w,
+            "    {} captured bytes end before the packet does",
+            paint("[TRUNCATED]", pal.warn)
+        )?;
     }
     Ok(())
 }
@@ -178,7 +174,11 @@ fn ext_tree<W: Write>(w: &mut W, p: &RocePacket<'_>) -> io::Result<()> {
     }
     if let Some(f) = e.feth {
         writeln!(w, "    FLUSH ETH (FETH)")?;
-        writeln!(w, "        Selectivity Level: {}  Placement Type: {}", f.sel, f.plt)?;
+        writeln!(
+            w,
+            "        Selectivity Level: {}  Placement Type: {}",
+            f.sel, f.plt
+        )?;
     }
     if let Some(r) = e.reth {
         writeln!(w, "    RDMA ETH (RETH)")?;
