@@ -1,6 +1,6 @@
 //! The read loop shared by `read` and `capture`: source → decoder → selection → printer.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 
 use anyhow::{Context, Result};
 
@@ -25,9 +25,9 @@ pub fn selected(d: &DisplayArgs, frame: &Frame<'_>) -> bool {
     }
 }
 
-/// Build the printer the display options ask for, over a buffered stdout.
+/// Build the printer the display options ask for, over stdout (the printers buffer themselves).
 pub fn make_printer(d: &DisplayArgs) -> Box<dyn Printer> {
-    let out = BufWriter::with_capacity(1 << 16, io::stdout());
+    let out = io::stdout();
     if d.json {
         Box::new(JsonPrinter::new(out))
     } else {

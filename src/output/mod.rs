@@ -2,6 +2,7 @@
 //! decoder and analysis know nothing about formats.
 
 pub mod json;
+pub mod line;
 pub mod style;
 pub mod text;
 pub mod verbose;

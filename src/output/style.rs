@@ -87,3 +87,66 @@ impl<T: Display> Display for StyledOwned<T> {
         self.0.style(self.1).fmt(f)
     }
 }
+
+/// A style rendered once to its ANSI start and end sequences (empty when colour is off), for
+/// printers that build lines byte by byte.
+#[derive(Clone, Debug, Default)]
+pub struct Ansi {
+    /// Escape sequence that starts the style.
+    pub start: String,
+    /// Escape sequence that ends it.
+    pub end: String,
+}
+
+impl Ansi {
+    /// Render `style`'s sequences.
+    pub fn new(style: Style) -> Ansi {
+        struct Pre(Style);
+        impl Display for Pre {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.fmt_prefix(f)
+            }
+        }
+        struct Post(Style);
+        impl Display for Post {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.fmt_suffix(f)
+            }
+        }
+        Ansi {
+            start: Pre(style).to_string(),
+            end: Post(style).to_string(),
+        }
+    }
+}
+
+/// [`Palette`] rendered to escape sequences.
+#[derive(Clone, Debug, Default)]
+pub struct AnsiPalette {
+    /// Addresses.
+    pub addr: Ansi,
+    /// Opcode names.
+    pub op: Ansi,
+    /// QP numbers.
+    pub qp: Ansi,
+    /// Problems.
+    pub bad: Ansi,
+    /// Warnings.
+    pub warn: Ansi,
+    /// De-emphasised text.
+    pub dim: Ansi,
+}
+
+impl AnsiPalette {
+    /// Render every style of `p`.
+    pub fn new(p: &Palette) -> AnsiPalette {
+        AnsiPalette {
+            addr: Ansi::new(p.addr),
+            op: Ansi::new(p.op),
+            qp: Ansi::new(p.qp),
+            bad: Ansi::new(p.bad),
+            warn: Ansi::new(p.warn),
+            dim: Ansi::new(p.dim),
+        }
+    }
+}

@@ -1,10 +1,11 @@
 //! One line per packet, tshark-like and aligned: frame number, relative time, source →
 //! destination, transport + operation, QP, PSN, flags, payload length, key extended-header fields,
-//! and problem marks. Writes straight into the buffered writer: no per-packet allocation.
+//! and problem marks. Built in a reused [`Line`] buffer: no allocation per packet.
 
 use std::io::{self, Write};
 
-use super::style::{Palette, paint};
+use super::line::Line;
+use super::style::{Ansi, AnsiPalette, Palette};
 use super::verbose;
 use super::{FrameCtx, Printer};
 use crate::decode::{
@@ -15,15 +16,21 @@ use crate::decode::{
 pub struct TextPrinter<W: Write> {
     out: W,
     pal: Palette,
+    ansi: AnsiPalette,
+    line: Line,
     verbose: bool,
 }
 
 impl<W: Write> TextPrinter<W> {
-    /// A printer writing to `out` (give it a buffered writer), coloured when `color`.
+    /// A printer writing to `out` (no buffering needed: lines collect in the printer's own
+    /// buffer), coloured when `color`.
     pub fn new(out: W, color: bool, verbose: bool) -> Self {
+        let pal = Palette::new(color);
         TextPrinter {
             out,
-            pal: Palette::new(color),
+            ansi: AnsiPalette::new(&pal),
+            pal,
+            line: Line::new(),
             verbose,
         }
     }
@@ -31,201 +38,258 @@ impl<W: Write> TextPrinter<W> {
 
 impl<W: Write> Printer for TextPrinter<W> {
     fn frame(&mut self, ctx: &FrameCtx, frame: &Frame<'_>) -> io::Result<()> {
+        write_line(&mut self.line, &self.ansi, ctx, frame);
         if self.verbose {
-            return verbose::write_tree(&mut self.out, &self.pal, ctx, frame);
+            verbose::write_tree(&mut self.line.buf, &self.pal, ctx, frame)?;
         }
-        write_line(&mut self.out, &self.pal, ctx, frame)
+        self.line.spill(&mut self.out)
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        self.line.drain(&mut self.out)?;
         self.out.flush()
     }
 }
 
-/// Relative time as `seconds.nanoseconds`, 9 decimals (exact).
-pub struct RelTime(pub u64);
+/// Column widths of the one-line format, in characters.
+const W_FRAME: usize = 6;
+const W_TIME: usize = 14;
+const W_ADDR: usize = 15;
+const W_OP: usize = 36;
+const W_PSN: usize = 8;
 
-impl std::fmt::Display for RelTime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let s = format_args!("{}.{:09}", self.0 / 1_000_000_000, self.0 % 1_000_000_000);
-        // Pad without allocating: compute the width by hand.
-        let digits = (self.0 / 1_000_000_000).checked_ilog10().unwrap_or(0) as usize + 11;
-        let w = f.width().unwrap_or(0);
-        for _ in digits..w {
-            f.write_str(" ")?;
+fn painted(l: &mut Line, a: &Ansi, f: impl FnOnce(&mut Line)) {
+    l.s(&a.start);
+    f(l);
+    l.s(&a.end);
+}
+
+/// Append the one-line summary of `frame`, newline included.
+pub fn write_line(l: &mut Line, pal: &AnsiPalette, ctx: &FrameCtx, frame: &Frame<'_>) {
+    let m = l.mark();
+    l.u(ctx.number).right_align(m, W_FRAME).s(" ");
+    // Relative time, seconds with 9 decimals (exact to the ns).
+    let m = l.mark();
+    l.u(ctx.rel_ns / 1_000_000_000).s(".");
+    let frac = ctx.rel_ns % 1_000_000_000;
+    let f0 = l.mark();
+    l.u(frac).right_align(f0, 9);
+    for b in &mut l.buf[f0..] {
+        if *b == b' ' {
+            *b = b'0';
         }
-        f.write_fmt(s)
     }
-}
-
-/// Write the one-line summary of `frame`.
-///
-/// # Errors
-/// The writer's I/O error.
-pub fn write_line<W: Write>(
-    w: &mut W,
-    pal: &Palette,
-    ctx: &FrameCtx,
-    frame: &Frame<'_>,
-) -> io::Result<()> {
-    write!(w, "{:>6} {:>14} ", ctx.number, RelTime(ctx.rel_ns))?;
+    l.right_align(m, W_TIME).s(" ");
     match &frame.kind {
-        FrameKind::Roce(p) => roce_line(w, pal, p)?,
-        FrameKind::Other(o) => other_line(w, pal, frame, o)?,
+        FrameKind::Roce(p) => roce_line(l, pal, p),
+        FrameKind::Other(o) => other_line(l, pal, frame, o),
     }
-    w.write_all(b"\n")
+    l.s("\n");
 }
 
-fn roce_line<W: Write>(w: &mut W, pal: &Palette, p: &RocePacket<'_>) -> io::Result<()> {
-    write!(
-        w,
-        "{:>15} → {:<15} ",
-        paint(p.src, pal.addr),
-        paint(p.dst, pal.addr)
-    )?;
+fn addresses(l: &mut Line, a: &Ansi, src: &crate::decode::Address, dst: &crate::decode::Address) {
+    painted(l, a, |l| {
+        let m = l.mark();
+        l.addr(src).right_align(m, W_ADDR);
+    });
+    l.s(" → ");
+    painted(l, a, |l| {
+        let m = l.mark();
+        l.addr(dst).left_align(m, W_ADDR);
+    });
+    l.s(" ");
+}
+
+fn roce_line(l: &mut Line, pal: &AnsiPalette, p: &RocePacket<'_>) {
+    addresses(l, &pal.addr, &p.src, &p.dst);
     let Some(bth) = p.bth else {
-        write!(w, "RoCE{} (no BTH)", p.version.name())?;
-        return marks(w, pal, p);
+        l.s("RoCE").s(p.version.name()).s(" (no BTH)");
+        return marks(l, pal, p);
     };
-    write!(w, "{:<36} ", paint(bth.opcode.label(), pal.op))?;
-    write!(
-        w,
-        "QP {} PSN {:>8}",
-        paint(format_args!("0x{:06x}", bth.dest_qp), pal.qp),
-        bth.psn
-    )?;
+    painted(l, &pal.op, |l| {
+        let m = l.mark();
+        l.s(bth.opcode.label()).left_align(m, W_OP);
+    });
+    l.s(" QP ");
+    painted(l, &pal.qp, |l| {
+        l.s("0x").hex(bth.dest_qp as u64, 6);
+    });
+    l.s(" PSN ");
+    let m = l.mark();
+    l.u(bth.psn as u64).right_align(m, W_PSN);
     if bth.ack_req {
-        w.write_all(b" A")?;
+        l.s(" A");
     }
     if bth.se {
-        w.write_all(b" SE")?;
+        l.s(" SE");
     }
     if bth.m {
-        w.write_all(b" M")?;
+        l.s(" M");
     }
     if bth.fecn {
-        write!(w, " {}", paint("FECN", pal.warn))?;
+        l.s(" ");
+        painted(l, &pal.warn, |l| {
+            l.s("FECN");
+        });
     }
     if bth.becn {
-        write!(w, " {}", paint("BECN", pal.warn))?;
+        l.s(" ");
+        painted(l, &pal.warn, |l| {
+            l.s("BECN");
+        });
     }
     match p.ecn {
         Some(Ecn::NotEct) | None => {}
-        Some(Ecn::Ce) => write!(w, " {}", paint("CE", pal.bad))?,
-        Some(e) => write!(w, " {}", e.name().to_ascii_uppercase())?,
+        Some(Ecn::Ce) => {
+            l.s(" ");
+            painted(l, &pal.bad, |l| {
+                l.s("CE");
+            });
+        }
+        Some(Ecn::Ect0) => {
+            l.s(" ECT0");
+        }
+        Some(Ecn::Ect1) => {
+            l.s(" ECT1");
+        }
     }
-    if bth.opcode.layout().is_some_and(|l| l.payload) {
-        write!(w, " len {}", p.payload_len)?;
+    if bth.opcode.layout().is_some_and(|x| x.payload) {
+        l.s(" len ").u(p.payload_len as u64);
     }
-    ext_fields(w, pal, p)?;
-    marks(w, pal, p)
+    ext_fields(l, pal, p);
+    marks(l, pal, p);
 }
 
-fn ext_fields<W: Write>(w: &mut W, pal: &Palette, p: &RocePacket<'_>) -> io::Result<()> {
+fn ext_fields(l: &mut Line, pal: &AnsiPalette, p: &RocePacket<'_>) {
     let e = &p.ext;
     if let Some(r) = e.rdeth {
-        write!(w, " EEC 0x{:06x}", r.ee_context)?;
+        l.s(" EEC 0x").hex(r.ee_context as u64, 6);
     }
     if let Some(x) = e.xrceth {
-        write!(w, " XRCSRQ 0x{:06x}", x.xrc_srq)?;
+        l.s(" XRCSRQ 0x").hex(x.xrc_srq as u64, 6);
     }
     if let Some(d) = e.deth {
-        write!(w, " QKey 0x{:08x} SrcQP 0x{:06x}", d.qkey, d.src_qp)?;
+        l.s(" QKey 0x").hex(d.qkey as u64, 8);
+        l.s(" SrcQP 0x").hex(d.src_qp as u64, 6);
     }
     if let Some(f) = e.feth {
-        write!(w, " SEL {} PLT {}", f.sel, f.plt)?;
+        l.s(" SEL ").u(f.sel as u64).s(" PLT ").u(f.plt as u64);
     }
     if let Some(r) = e.reth {
-        write!(
-            w,
-            " va 0x{:x} rkey 0x{:08x} dma_len {}",
-            r.va, r.rkey, r.dma_len
-        )?;
+        l.s(" va 0x").hex(r.va, 1);
+        l.s(" rkey 0x").hex(r.rkey as u64, 8);
+        l.s(" dma_len ").u(r.dma_len as u64);
     }
     if let Some(a) = e.atomic_eth {
-        write!(
-            w,
-            " va 0x{:x} rkey 0x{:08x} swap/add 0x{:x} cmp 0x{:x}",
-            a.va, a.rkey, a.swap_add, a.compare
-        )?;
+        l.s(" va 0x").hex(a.va, 1);
+        l.s(" rkey 0x").hex(a.rkey as u64, 8);
+        l.s(" swap/add 0x").hex(a.swap_add, 1);
+        l.s(" cmp 0x").hex(a.compare, 1);
     }
     if let Some(a) = e.aeth {
         match a.kind() {
             AethKind::Ack { credits, .. } => match credits {
-                Some(c) => write!(w, " ACK credits {c}")?,
-                None => w.write_all(b" ACK credits unlimited")?,
+                Some(c) => {
+                    l.s(" ACK credits ").u(c as u64);
+                }
+                None => {
+                    l.s(" ACK credits unlimited");
+                }
             },
-            AethKind::RnrNak { timer_us, .. } => write!(
-                w,
-                " {} {}.{:02} ms",
-                paint("RNR NAK", pal.warn),
-                timer_us / 1000,
-                (timer_us % 1000) / 10
-            )?,
-            AethKind::Nak(code) => write!(
-                w,
-                " {}",
-                paint(format_args!("NAK {}", code.name()), pal.bad)
-            )?,
-            AethKind::Reserved => write!(w, " AETH reserved 0x{:02x}", a.syndrome)?,
+            AethKind::RnrNak { timer_us, .. } => {
+                l.s(" ");
+                painted(l, &pal.warn, |l| {
+                    l.s("RNR NAK ").u((timer_us / 1000) as u64).s(".");
+                    let cs = (timer_us % 1000) / 10;
+                    if cs < 10 {
+                        l.s("0");
+                    }
+                    l.u(cs as u64).s(" ms");
+                });
+            }
+            AethKind::Nak(code) => {
+                l.s(" ");
+                painted(l, &pal.bad, |l| {
+                    l.s("NAK ").s(code.name());
+                });
+            }
+            AethKind::Reserved => {
+                l.s(" AETH reserved 0x").hex(a.syndrome as u64, 2);
+            }
         }
-        write!(w, " MSN {}", a.msn)?;
+        l.s(" MSN ").u(a.msn as u64);
     }
     if let Some(a) = e.atomic_ack_eth {
-        write!(w, " orig 0x{:x}", a.orig)?;
+        l.s(" orig 0x").hex(a.orig, 1);
     }
     if let Some(i) = e.imm {
-        write!(w, " imm 0x{i:08x}")?;
+        l.s(" imm 0x").hex(i as u64, 8);
     }
     if let Some(i) = e.ieth {
-        write!(w, " inv_rkey 0x{i:08x}")?;
+        l.s(" inv_rkey 0x").hex(i as u64, 8);
     }
-    Ok(())
 }
 
-fn marks<W: Write>(w: &mut W, pal: &Palette, p: &RocePacket<'_>) -> io::Result<()> {
+fn marks(l: &mut Line, pal: &AnsiPalette, p: &RocePacket<'_>) {
     if p.icrc.status == IcrcStatus::Bad {
-        write!(w, " {}", paint("[ICRC BAD]", pal.bad))?;
+        l.s(" ");
+        painted(l, &pal.bad, |l| {
+            l.s("[ICRC BAD]");
+        });
     }
     if let Some(m) = p.malformed {
-        write!(w, " {} {m}", paint("[MALFORMED]", pal.bad))?;
+        l.s(" ");
+        painted(l, &pal.bad, |l| {
+            l.s("[MALFORMED]");
+        });
+        l.fmt(format_args!(" {m}"));
     }
     if p.truncated {
-        write!(w, " {}", paint("[TRUNCATED]", pal.warn))?;
+        l.s(" ");
+        painted(l, &pal.warn, |l| {
+            l.s("[TRUNCATED]");
+        });
     }
-    Ok(())
 }
 
-fn other_line<W: Write>(
-    w: &mut W,
-    pal: &Palette,
-    frame: &Frame<'_>,
-    o: &OtherKind,
-) -> io::Result<()> {
+fn other_line(l: &mut Line, pal: &AnsiPalette, frame: &Frame<'_>, o: &OtherKind) {
     if let Some(n) = frame.net {
-        write!(
-            w,
-            "{:>15} → {:<15} ",
-            paint(n.src, pal.dim),
-            paint(n.dst, pal.dim)
-        )?;
+        addresses(l, &pal.dim, &n.src, &n.dst);
     } else {
-        write!(w, "{:>15}   {:<15} ", "", "")?;
+        let m = l.mark();
+        l.left_align(m, 2 * W_ADDR + 4);
     }
     match o {
-        OtherKind::Udp { src_port, dst_port } => write!(w, "UDP {src_port} → {dst_port}"),
-        OtherKind::Tcp { src_port, dst_port } => write!(w, "TCP {src_port} → {dst_port}"),
-        OtherKind::Ip { protocol } => write!(w, "IP protocol {protocol}"),
-        OtherKind::Arp => w.write_all(b"ARP"),
-        OtherKind::EtherType(t) => write!(w, "Ethertype 0x{t:04x}"),
-        OtherKind::IbNonIba => w.write_all(b"InfiniBand non-IBA (raw/IP)"),
-        OtherKind::ErfType(t) => write!(w, "ERF record type {t}"),
+        OtherKind::Udp { src_port, dst_port } => {
+            l.s("UDP ").u(*src_port as u64).s(" → ").u(*dst_port as u64);
+        }
+        OtherKind::Tcp { src_port, dst_port } => {
+            l.s("TCP ").u(*src_port as u64).s(" → ").u(*dst_port as u64);
+        }
+        OtherKind::Ip { protocol } => {
+            l.s("IP protocol ").u(*protocol as u64);
+        }
+        OtherKind::Arp => {
+            l.s("ARP");
+        }
+        OtherKind::EtherType(t) => {
+            l.s("Ethertype 0x").hex(*t as u64, 4);
+        }
+        OtherKind::IbNonIba => {
+            l.s("InfiniBand non-IBA (raw/IP)");
+        }
+        OtherKind::ErfType(t) => {
+            l.s("ERF record type ").u(*t as u64);
+        }
         OtherKind::Undecodable(u) => {
-            let mark = match u {
-                Undecodable::Truncated(_) => "[TRUNCATED]",
-                _ => "[MALFORMED]",
+            let (mark, a) = match u {
+                Undecodable::Truncated(_) => ("[TRUNCATED]", &pal.warn),
+                _ => ("[MALFORMED]", &pal.bad),
             };
-            write!(w, "{} {u}", paint(mark, pal.bad))
+            painted(l, a, |l| {
+                l.s(mark);
+            });
+            l.fmt(format_args!(" {u}"));
         }
     }
 }

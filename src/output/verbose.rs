@@ -4,14 +4,13 @@ use std::io::{self, Write};
 
 use super::FrameCtx;
 use super::style::{Palette, paint};
-use super::text::write_line;
 use crate::decode::{AethKind, Frame, FrameKind, IcrcStatus, RocePacket, UncheckedReason};
 
 fn b(v: bool) -> u8 {
     v as u8
 }
 
-/// Write the one-line summary followed by an indented header tree.
+/// Write the indented header tree that follows a packet's one-line summary.
 ///
 /// # Errors
 /// The writer's I/O error.
@@ -21,7 +20,6 @@ pub fn write_tree<W: Write>(
     ctx: &FrameCtx,
     frame: &Frame<'_>,
 ) -> io::Result<()> {
-    write_line(w, pal, ctx, frame)?;
     writeln!(
         w,
         "    Frame {}: {} bytes on wire, {} bytes captured, time {}.{:09}",
