@@ -15,7 +15,7 @@ ifneq ($(LIBCLANG_PATH),)
 export LIBCLANG_PATH
 endif
 
-.PHONY: all build deps demo test fmt clippy bench clean
+.PHONY: all build deps demo test fmt clippy bench clean assets
 
 all: build
 
@@ -44,6 +44,10 @@ test: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) test
+
+## assets: regenerate man/ and completions/ from the CLI definitions.
+assets:
+	$(CARGO) run --quiet --example gen_assets
 
 bench: deps
 	$(CARGO) bench --bench decode

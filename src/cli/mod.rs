@@ -1,6 +1,7 @@
 //! Command-line definitions (clap) and the glue that wires sources, decoder, analysis and
 //! printers together. No protocol logic lives here.
 
+pub mod assets;
 pub mod pipeline;
 
 use clap::{Args, Parser, Subcommand};
@@ -12,6 +13,7 @@ use crate::output::style::ColorChoice;
 #[command(
     name = "roce-inspect",
     version,
+    long_version = long_version(),
     about = "Inspect RDMA over Converged Ethernet (RoCEv1/RoCEv2) and InfiniBand traffic",
     long_about = "Decode every RoCE packet of a capture: BTH and extended headers, ICRC check, \
                   FECN/BECN, CNPs, ECN marks, malformed and truncated packets.",
@@ -21,6 +23,27 @@ pub struct Cli {
     /// The subcommand.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `--version` text: version, git commit, and the optional features compiled in.
+pub fn long_version() -> String {
+    let mut features = Vec::new();
+    if cfg!(feature = "verbs") {
+        features.push("verbs");
+    }
+    if cfg!(feature = "gpu") {
+        features.push("gpu");
+    }
+    format!(
+        "{} (git {})\nfeatures: {}",
+        env!("CARGO_PKG_VERSION"),
+        env!("ROCE_INSPECT_GIT_HASH"),
+        if features.is_empty() {
+            "none".to_string()
+        } else {
+            features.join(", ")
+        }
+    )
 }
 
 /// Subcommands.
