@@ -5,5 +5,7 @@
 //! module wires them together; `generate` (RDMA traffic over libibverbs) stands apart.
 
 pub mod analyze;
+pub mod cli;
 pub mod decode;
 pub mod output;
+pub mod source;

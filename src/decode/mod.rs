@@ -391,6 +391,9 @@ pub enum Undecodable {
 }
 
 /// What a frame turned out to be.
+// The RoCE variant is large, but frames live on the stack for one packet; boxing it would
+// allocate per packet.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug)]
 pub enum FrameKind<'a> {
     /// RoCEv1, RoCEv2 or native IB (possibly malformed or truncated).

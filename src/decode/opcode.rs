@@ -47,7 +47,7 @@ impl fmt::Display for Transport {
 }
 
 /// One extended transport header that may follow the BTH (IBTA Vol 1 §9.3; sizes in bytes in
-/// [`ExtKind::len`]).
+/// [`ExtKind::size`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExtKind {
     /// Reliable Datagram ETH, 4 bytes.
@@ -76,7 +76,7 @@ pub enum ExtKind {
 
 impl ExtKind {
     /// Header length in bytes.
-    pub const fn len(self) -> usize {
+    pub const fn size(self) -> usize {
         match self {
             ExtKind::Rdeth | ExtKind::Xrceth | ExtKind::Aeth => 4,
             ExtKind::ImmDt | ExtKind::Ieth | ExtKind::Feth => 4,
@@ -349,13 +349,19 @@ impl Opcode {
         }
     }
 
-    /// Name with transport prefix, e.g. `RC RDMA_WRITE_FIRST`; `MSP 0xE0` for
-    /// manufacturer-specific and `RC reserved 0x18` for undefined opcodes.
+    /// Name with transport prefix, e.g. `RC RDMA_WRITE_FIRST`; `MSP manufacturer-specific 0xE0` for
+    /// manufacturer-specific and `RC reserved 0x18` for undefined opcodes. Allocates: printers
+    /// use [`Opcode::label`].
     pub fn full_name(self) -> String {
         match self.operation() {
             Some(Operation::Cnp) => "CNP".to_string(),
             Some(op) => format!("{} {}", self.transport(), op.name()),
-            None => format!("{} {}", self.transport(), self.unknown_label()),
+            None => format!(
+                "{} {} 0x{:02X}",
+                self.transport(),
+                self.unknown_label(),
+                self.0
+            ),
         }
     }
 
@@ -363,6 +369,11 @@ impl Opcode {
     /// accepted by `--opcode`.
     pub fn token(self) -> &'static str {
         OPCODE_TOKENS[self.0 as usize]
+    }
+
+    /// Like [`Opcode::full_name`] but a `&'static str`, for the hot printing path.
+    pub fn label(self) -> &'static str {
+        OPCODE_LABELS[self.0 as usize]
     }
 
     fn unknown_label(self) -> &'static str {
@@ -445,6 +456,11 @@ static OPCODE_TOKENS: std::sync::LazyLock<[&'static str; 256]> = std::sync::Lazy
         };
         &*Box::leak(s.into_boxed_str())
     })
+});
+
+/// [`Opcode::full_name`] for all 256 opcodes, built once.
+static OPCODE_LABELS: std::sync::LazyLock<[&'static str; 256]> = std::sync::LazyLock::new(|| {
+    std::array::from_fn(|i| &*Box::leak(Opcode(i as u8).full_name().into_boxed_str()))
 });
 
 impl fmt::Display for Opcode {

@@ -70,13 +70,13 @@ pub fn parse(captured: &[u8], declared: usize) -> TransportSlice<'_> {
         // Manufacturer-specific: the rest is opaque; no ICRC position is known.
         return out;
     };
-    let hdr_len = Bth::LEN + layout.headers.iter().map(|h| h.len()).sum::<usize>();
+    let hdr_len = Bth::LEN + layout.headers.iter().map(|h| h.size()).sum::<usize>();
     out.hdr_len = hdr_len;
     let need = hdr_len + ICRC_LEN;
     // Decode every header that was captured, even in a short packet, so users see it.
     let mut off = Bth::LEN;
     for kind in layout.headers {
-        let end = off + kind.len();
+        let end = off + kind.size();
         if end > avail.len() || end + ICRC_LEN > declared {
             break;
         }

@@ -1,1 +1,43 @@
+//! Printers: one per output format behind the [`Printer`] trait. The CLI picks one; the
+//! decoder and analysis know nothing about formats.
+
+pub mod json;
+pub mod line;
+pub mod style;
 pub mod summary;
+pub mod text;
+pub mod verbose;
+
+use std::io;
+
+use crate::decode::Frame;
+
+/// Per-frame facts from the source, shared by all printers.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameCtx {
+    /// Frame number, starting at 1 as in Wireshark.
+    pub number: u64,
+    /// Capture time, ns since the Unix epoch.
+    pub ts_ns: u64,
+    /// Time since the first frame, ns (0 for the first; saturates at 0 if time goes back).
+    pub rel_ns: u64,
+    /// Bytes captured.
+    pub caplen: u32,
+    /// Bytes on the wire.
+    pub len: u32,
+}
+
+/// A per-packet output format.
+pub trait Printer {
+    /// Print one frame. Called only for frames selected for display.
+    ///
+    /// # Errors
+    /// The writer's I/O error (a closed pipe included).
+    fn frame(&mut self, ctx: &FrameCtx, frame: &Frame<'_>) -> io::Result<()>;
+
+    /// Flush buffered output (called per packet on live captures, and at the end).
+    ///
+    /// # Errors
+    /// The writer's I/O error.
+    fn flush(&mut self) -> io::Result<()>;
+}

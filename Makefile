@@ -1,0 +1,57 @@
+# roce-inspect — build, test and demo entry points. `make test` is what CI runs.
+
+SHELL := /bin/bash
+CARGO ?= cargo
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Debian packages the build, the tests and the demo need.
+DEB_PACKAGES := libpcap-dev pkg-config libibverbs-dev librdmacm-dev libclang-dev \
+                tshark tcpdump mandoc iproute2 time bc jq
+
+# rdma-sys 0.3 builds its bindings with bindgen 0.59, which fails on libclang >= 16: prefer the
+# oldest installed libclang (Debian 12 ships 14) unless the caller set LIBCLANG_PATH.
+LIBCLANG_PATH ?= $(firstword $(wildcard /usr/lib/llvm-14/lib /usr/lib/llvm-15/lib))
+ifneq ($(LIBCLANG_PATH),)
+export LIBCLANG_PATH
+endif
+
+.PHONY: all build deps demo test fmt clippy bench clean assets
+
+all: build
+
+build:
+	$(CARGO) build --release
+
+## deps: install the Debian packages (idempotent; uses sudo when not root).
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) -E apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "deps: all Debian packages present"; fi
+
+## demo: release build, then decode a bundled sample.
+demo: deps
+	$(CARGO) build --release
+	./target/release/roce-inspect read samples/rdma_write_bw.pcap
+
+## test: formatting, lints, and every test (unit, integration, tshark differential).
+test: deps
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) test
+
+## assets: regenerate man/ and completions/ from the CLI definitions.
+assets:
+	$(CARGO) run --quiet --example gen_assets
+
+bench: deps
+	$(CARGO) bench --bench decode
+	./scripts/bench-vs-tshark.sh
+
+clean:
+	$(CARGO) clean

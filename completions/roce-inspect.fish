@@ -1,0 +1,45 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_roce_inspect_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_roce_inspect_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_roce_inspect_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_roce_inspect_using_subcommand
+    set -l cmd (__fish_roce_inspect_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -s V -l version -d 'Print version'
+complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
+complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s c -l count -d 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s f -l filter -d 'libpcap BPF filter expression, like tcpdump\'s, e.g. `-f \'udp port 4791 and host 10.0.0.1\'`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l qp -d 'Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l opcode -d 'Show only this opcode: a number (`--opcode 0x0a`), a full name (`RC_RDMA_WRITE_ONLY`) or an operation for every transport (`RDMA_WRITE_ONLY`, `ACKNOWLEDGE`, `CNP`)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l color -d 'Colour: auto (terminal and NO_COLOR unset), always, never' -r -f -a "auto\t'Colour when stdout is a terminal and NO_COLOR is unset or empty'
+always\t'Always colour (overrides NO_COLOR)'
+never\t'Never colour'"
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l roce-port -d 'Also decode UDP destination port N as RoCEv2 (repeatable), e.g. `--roce-port 9741`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l json -d 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s V -l verbose -d 'Print the full header tree of every packet, like `tshark -V`'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l all -d 'Also list frames that are not RoCE, one short line each'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s n -d 'Accepted for tcpdump compatibility; addresses are never resolved to names'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read help" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,158 @@
+//! The read loop shared by `read` and `capture`: source → decoder → selection → printer.
+
+use std::io::{self, Write};
+
+use anyhow::{Context, Result};
+
+use super::DisplayArgs;
+use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, decode_frame};
+use crate::output::json::JsonPrinter;
+use crate::output::text::TextPrinter;
+use crate::output::{FrameCtx, Printer};
+use crate::source::{FileSource, Record};
+
+/// Whether a decoded frame is shown under the display options.
+pub fn selected(d: &DisplayArgs, frame: &Frame<'_>) -> bool {
+    match &frame.kind {
+        FrameKind::Roce(p) => {
+            let Some(bth) = p.bth else {
+                return d.qp.is_none() && d.opcode.is_none();
+            };
+            d.qp.is_none_or(|q| q == bth.dest_qp)
+                && d.opcode.as_ref().is_none_or(|s| s.0[bth.opcode.0 as usize])
+        }
+        FrameKind::Other(_) => d.all && d.qp.is_none() && d.opcode.is_none(),
+    }
+}
+
+/// Build the printer the display options ask for, over stdout (the printers buffer themselves).
+pub fn make_printer(d: &DisplayArgs) -> Box<dyn Printer> {
+    let out = io::stdout();
+    if d.json {
+        Box::new(JsonPrinter::new(out))
+    } else {
+        Box::new(TextPrinter::new(out, d.color.enabled(), d.verbose))
+    }
+}
+
+/// Per-run state: frame numbering, relative time, printer.
+pub struct Run {
+    cfg: DecodeConfig,
+    linktype: LinkType,
+    printer: Box<dyn Printer>,
+    display: DisplayArgs,
+    first_ts: Option<u64>,
+    frames: u64,
+    /// Flush after every printed frame (live capture).
+    pub flush_each: bool,
+}
+
+impl Run {
+    /// A run over frames of `linktype`.
+    pub fn new(display: &DisplayArgs, linktype: LinkType) -> Run {
+        Run {
+            cfg: DecodeConfig::with_ports(&display.roce_ports),
+            linktype,
+            printer: make_printer(display),
+            display: display.clone(),
+            first_ts: None,
+            frames: 0,
+            flush_each: false,
+        }
+    }
+
+    /// Frames handled so far.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Whether `-c N` has been reached.
+    pub fn done(&self) -> bool {
+        self.display.count.is_some_and(|c| self.frames >= c)
+    }
+
+    /// Decode, select and print one record.
+    ///
+    /// # Errors
+    /// Output I/O errors (a closed pipe included).
+    pub fn record(&mut self, rec: &Record<'_>) -> io::Result<()> {
+        self.frames += 1;
+        let first = *self.first_ts.get_or_insert(rec.ts_ns);
+        let frame = decode_frame(self.linktype, rec.data, rec.len, &self.cfg);
+        if selected(&self.display, &frame) {
+            let ctx = FrameCtx {
+                number: self.frames,
+                ts_ns: rec.ts_ns,
+                rel_ns: rec.ts_ns.saturating_sub(first),
+                caplen: rec.caplen,
+                len: rec.len,
+            };
+            self.printer.frame(&ctx, &frame)?;
+            if self.flush_each {
+                self.printer.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Flush the printer.
+    ///
+    /// # Errors
+    /// Output I/O errors.
+    pub fn finish(&mut self) -> io::Result<()> {
+        self.printer.flush()
+    }
+}
+
+/// Outcome of a run that the caller turns into an exit status.
+pub enum Outcome {
+    /// Everything went well.
+    Ok,
+    /// Stdout was closed by the reader (`| head`): stop quietly.
+    ClosedPipe,
+}
+
+fn io_outcome(r: io::Result<()>) -> Result<Option<Outcome>> {
+    match r {
+        Ok(()) => Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(Some(Outcome::ClosedPipe)),
+        Err(e) => Err(e).context("writing output"),
+    }
+}
+
+/// `roce-inspect read FILE`.
+///
+/// # Errors
+/// One-line errors naming the file: open/format/link-type problems, a bad filter, or a read
+/// error in the middle of the file (reported after the frames read before it are printed).
+pub fn read_file(path: &str, d: &DisplayArgs) -> Result<Outcome> {
+    let shown = if path == "-" { "<stdin>" } else { path };
+    let mut src = FileSource::open(path).with_context(|| shown.to_string())?;
+    if let Some(f) = &d.filter {
+        src.set_filter(f)?;
+    }
+    let mut run = Run::new(d, src.linktype());
+    let mut read_err = None;
+    while !run.done() {
+        match src.next_record() {
+            Ok(Some(rec)) => {
+                if let Some(o) = io_outcome(run.record(&rec))? {
+                    return Ok(o);
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                read_err = Some(e);
+                break;
+            }
+        }
+    }
+    if let Some(o) = io_outcome(run.finish())? {
+        return Ok(o);
+    }
+    if let Some(e) = read_err {
+        return Err(anyhow::Error::new(e).context(format!("{shown}: after frame {}", run.frames())));
+    }
+    let _ = io::stdout().flush();
+    Ok(Outcome::Ok)
+}

@@ -1,0 +1,226 @@
+//! `-V`: the full header tree of each packet, field by field, like `tshark -V`.
+
+use std::io::{self, Write};
+
+use super::FrameCtx;
+use super::style::{Palette, paint};
+use crate::decode::{AethKind, Frame, FrameKind, IcrcStatus, RocePacket, UncheckedReason};
+
+fn b(v: bool) -> u8 {
+    v as u8
+}
+
+/// Write the indented header tree that follows a packet's one-line summary.
+///
+/// # Errors
+/// The writer's I/O error.
+pub fn write_tree<W: Write>(
+    w: &mut W,
+    pal: &Palette,
+    ctx: &FrameCtx,
+    frame: &Frame<'_>,
+) -> io::Result<()> {
+    writeln!(
+        w,
+        "    Frame {}: {} bytes on wire, {} bytes captured, time {}.{:09}",
+        ctx.number,
+        ctx.len,
+        ctx.caplen,
+        ctx.ts_ns / 1_000_000_000,
+        ctx.ts_ns % 1_000_000_000
+    )?;
+    if frame.link.vlan_tags > 0 {
+        write!(w, "    VLAN: {} tag(s)", frame.link.vlan_tags)?;
+        if let (Some(id), Some(pcp)) = (frame.link.vlan_id, frame.link.vlan_pcp) {
+            write!(w, ", outer ID {id} PCP {pcp}")?;
+        }
+        if let Some(id) = frame.link.inner_vlan_id {
+            write!(w, ", inner ID {id}")?;
+        }
+        writeln!(w)?;
+    }
+    if let FrameKind::Roce(p) = &frame.kind {
+        roce_tree(w, pal, p)?;
+    }
+    writeln!(w)
+}
+
+fn roce_tree<W: Write>(w: &mut W, pal: &Palette, p: &RocePacket<'_>) -> io::Result<()> {
+    if let Some(l) = p.lrh {
+        writeln!(
+            w,
+            "    Local Route Header: VL {} LVer {} SL {} LNH {} DLID {} PktLen {} words SLID {}",
+            l.vl, l.lver, l.sl, l.lnh, l.dlid, l.pkt_len, l.slid
+        )?;
+    }
+    if let Some(g) = p.grh {
+        writeln!(w, "    Global Route Header")?;
+        writeln!(
+            w,
+            "        IPVer {} TClass 0x{:02x} FlowLabel 0x{:05x} PayLen {} NxtHdr 0x{:02x} HopLmt {}",
+            g.ip_ver, g.tclass, g.flow_label, g.pay_len, g.next_hdr, g.hop_limit
+        )?;
+        writeln!(w, "        SGID {}", crate::decode::Address::Gid(g.sgid))?;
+        writeln!(w, "        DGID {}", crate::decode::Address::Gid(g.dgid))?;
+    }
+    if p.version == crate::decode::RoceVersion::V2 {
+        writeln!(
+            w,
+            "    Internet Protocol: {} → {}, DSCP {}, ECN {}, TTL/Hop limit {}",
+            p.src,
+            p.dst,
+            p.dscp.unwrap_or(0),
+            p.ecn.map_or("-", |e| e.name()),
+            p.hop_limit.unwrap_or(0)
+        )?;
+        writeln!(
+            w,
+            "    User Datagram Protocol: {} → {}",
+            p.udp_src_port.unwrap_or(0),
+            p.udp_dst_port.unwrap_or(0)
+        )?;
+    }
+    let Some(h) = p.bth else {
+        return writeln!(w, "    Base Transport Header: not captured");
+    };
+    writeln!(w, "    Base Transport Header")?;
+    writeln!(
+        w,
+        "        OpCode: 0x{:02x} {}",
+        h.opcode.0,
+        paint(h.opcode.label(), pal.op)
+    )?;
+    writeln!(
+        w,
+        "        Solicited Event: {}  MigReq: {}  Pad Count: {}  Transport Header Version: {}",
+        b(h.se),
+        b(h.m),
+        h.pad,
+        h.tver
+    )?;
+    writeln!(w, "        Partition Key: 0x{:04x}", h.pkey)?;
+    writeln!(
+        w,
+        "        FECN: {}  BECN: {}  Reserved: 0x{:02x}",
+        b(h.fecn),
+        b(h.becn),
+        h.resv6
+    )?;
+    writeln!(w, "        Destination Queue Pair: 0x{:06x}", h.dest_qp)?;
+    writeln!(
+        w,
+        "        Acknowledge Request: {}  Reserved: 0x{:02x}",
+        b(h.ack_req),
+        h.resv7
+    )?;
+    writeln!(w, "        Packet Sequence Number: {}", h.psn)?;
+    ext_tree(w, p)?;
+    if h.opcode.layout().is_some_and(|l| l.payload) {
+        writeln!(
+            w,
+            "    Payload: {} bytes ({} captured), pad {} bytes",
+            p.payload_len,
+            p.payload.len(),
+            h.pad
+        )?;
+    }
+    match (p.icrc.status, p.icrc.value, p.icrc.expected) {
+        (IcrcStatus::Good, Some(v), _) => writeln!(w, "    ICRC: 0x{v:08x} [good]")?,
+        (IcrcStatus::Bad, v, Some(e)) => writeln!(
+            w,
+            "    ICRC: 0x{:08x} {} (expected 0x{e:08x})",
+            v.unwrap_or(0),
+            paint("[bad]", pal.bad)
+        )?,
+        (IcrcStatus::Unchecked(r), _, _) => {
+            let why = match r {
+                UncheckedReason::Truncated => "cut by the snap length",
+                UncheckedReason::Malformed => "packet malformed",
+                UncheckedReason::NoRule => "no rule for this opcode",
+            };
+            writeln!(w, "    ICRC: unchecked ({why})")?
+        }
+        _ => {}
+    }
+    if let Some(m) = p.malformed {
+        writeln!(w, "    {} {m}", paint("[MALFORMED]", pal.bad))?;
+    }
+    if p.truncated {
+        writeln!(
+            w,
+            "    {} captured bytes end before the packet does",
+            paint("[TRUNCATED]", pal.warn)
+        )?;
+    }
+    Ok(())
+}
+
+fn ext_tree<W: Write>(w: &mut W, p: &RocePacket<'_>) -> io::Result<()> {
+    let e = &p.ext;
+    if let Some(r) = e.rdeth {
+        writeln!(w, "    Reliable Datagram ETH (RDETH)")?;
+        writeln!(w, "        EE Context: 0x{:06x}", r.ee_context)?;
+    }
+    if let Some(d) = e.deth {
+        writeln!(w, "    Datagram ETH (DETH)")?;
+        writeln!(w, "        Queue Key: 0x{:08x}", d.qkey)?;
+        writeln!(w, "        Source QP: 0x{:06x}", d.src_qp)?;
+    }
+    if let Some(x) = e.xrceth {
+        writeln!(w, "    XRC ETH (XRCETH)")?;
+        writeln!(w, "        XRC SRQ: 0x{:06x}", x.xrc_srq)?;
+    }
+    if let Some(f) = e.feth {
+        writeln!(w, "    FLUSH ETH (FETH)")?;
+        writeln!(
+            w,
+            "        Selectivity Level: {}  Placement Type: {}",
+            f.sel, f.plt
+        )?;
+    }
+    if let Some(r) = e.reth {
+        writeln!(w, "    RDMA ETH (RETH)")?;
+        writeln!(w, "        Virtual Address: 0x{:016x}", r.va)?;
+        writeln!(w, "        Remote Key: 0x{:08x}", r.rkey)?;
+        writeln!(w, "        DMA Length: {}", r.dma_len)?;
+    }
+    if let Some(a) = e.atomic_eth {
+        writeln!(w, "    Atomic ETH (AtomicETH)")?;
+        writeln!(w, "        Virtual Address: 0x{:016x}", a.va)?;
+        writeln!(w, "        Remote Key: 0x{:08x}", a.rkey)?;
+        writeln!(w, "        Swap (or Add) Data: 0x{:016x}", a.swap_add)?;
+        writeln!(w, "        Compare Data: 0x{:016x}", a.compare)?;
+    }
+    if let Some(a) = e.aeth {
+        writeln!(w, "    ACK ETH (AETH)")?;
+        let meaning = match a.kind() {
+            AethKind::Ack { code, credits } => match credits {
+                Some(c) => format!("ACK, credit code {code} = {c} credits"),
+                None => "ACK, credit code 31 (invalid / unlimited)".into(),
+            },
+            AethKind::RnrNak { code, timer_us } => format!(
+                "RNR NAK, timer code {code} = {}.{:02} ms",
+                timer_us / 1000,
+                (timer_us % 1000) / 10
+            ),
+            AethKind::Nak(c) => format!("NAK: {}", c.name()),
+            AethKind::Reserved => "reserved syndrome type".into(),
+        };
+        writeln!(w, "        Syndrome: 0x{:02x} ({meaning})", a.syndrome)?;
+        writeln!(w, "        Message Sequence Number: {}", a.msn)?;
+    }
+    if let Some(a) = e.atomic_ack_eth {
+        writeln!(w, "    Atomic ACK ETH (AtomicAckETH)")?;
+        writeln!(w, "        Original Remote Data: 0x{:016x}", a.orig)?;
+    }
+    if let Some(i) = e.imm {
+        writeln!(w, "    Immediate Data (ImmDt): 0x{i:08x}")?;
+    }
+    if let Some(i) = e.ieth {
+        writeln!(w, "    Invalidate ETH (IETH): R_Key 0x{i:08x}")?;
+    }
+    if e.cnp_reserved {
+        writeln!(w, "    CNP: 16 reserved bytes")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,26 @@
+//! Packet sources: capture files (pcap, pcapng, standard input) and, separately, live
+//! interfaces. Every source yields [`Record`]s that borrow the source's buffer until the next call.
+
+pub mod file;
+
+pub use file::FileSource;
+
+/// One captured frame as libpcap delivers it.
+#[derive(Clone, Copy, Debug)]
+pub struct Record<'a> {
+    /// Capture time in nanoseconds since the Unix epoch (exact for µs and ns files).
+    pub ts_ns: u64,
+    /// Bytes captured (`caplen` in libpcap's `pcap_pkthdr`).
+    pub caplen: u32,
+    /// Bytes on the wire (`len` in `pcap_pkthdr`).
+    pub len: u32,
+    /// The captured bytes (`caplen` of them).
+    pub data: &'a [u8],
+}
+
+/// Convert a libpcap timestamp read with nanosecond precision (`tv_usec` holds ns) to ns since
+/// the epoch. Times before 1970 clamp to 0.
+pub fn ts_to_ns(ts: &libc::timeval) -> u64 {
+    let ns = (ts.tv_sec as i128) * 1_000_000_000 + ts.tv_usec as i128;
+    ns.clamp(0, u64::MAX as i128) as u64
+}
