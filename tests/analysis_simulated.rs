@@ -179,12 +179,12 @@ impl Qp {
     }
 }
 
-fn flow<'a>(
-    r: &'a Report,
+fn flow(
+    r: &Report,
     src: [u8; 4],
     dst: [u8; 4],
     qp: u32,
-) -> &'a roce_inspect::analyze::report::FlowReport {
+) -> &roce_inspect::analyze::report::FlowReport {
     let (s, d) = (
         std::net::Ipv4Addr::from(src).to_string(),
         std::net::Ipv4Addr::from(dst).to_string(),
