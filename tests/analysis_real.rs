@@ -219,3 +219,93 @@ fn other_real_captures_are_clean() {
         }
     }
 }
+
+/// RDMA-CM captures: each connection is paired from its CM REQ/REP, and its QPNs are the Local
+/// QPNs tshark decodes from those MADs (REQ from the active side, REP from the passive side).
+#[test]
+fn cm_req_rep_pair_the_connections() {
+    for name in ["rdma_cm.pcap", "rping.pcap"] {
+        let t = common::tshark_filter(
+            &common::capture(&format!("real/{name}")),
+            "infiniband.mad.attributeid == 0x0010 or infiniband.mad.attributeid == 0x0013",
+            &[
+                "ip.src",
+                "ip.dst",
+                "infiniband.mad.attributeid",
+                "infiniband.cm.req.localqpn",
+                "infiniband.cm.rep.localqpn",
+            ],
+        );
+        let hex = |s: &str| u32::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+        let r = report(name);
+        let mut pairs = 0;
+        for w in t.chunks(2) {
+            let (req, rep) = (&w[0], &w[1]);
+            assert_eq!((req[2].as_str(), rep[2].as_str()), ("0x0010", "0x0013"));
+            let (active, passive) = (&req[0], &req[1]);
+            let (aq, pq) = (hex(&req[3]), hex(&rep[4]));
+            let fwd = r
+                .flows
+                .iter()
+                .find(|f| &f.src == active && &f.dst == passive && f.dest_qp == pq)
+                .unwrap_or_else(|| panic!("{name}: no flow to the passive QP {pq:#x}"));
+            let back = r
+                .flows
+                .iter()
+                .find(|f| &f.src == passive && &f.dst == active && f.dest_qp == aq)
+                .unwrap();
+            let c = fwd.connection.expect("paired");
+            assert_eq!(back.connection, Some(c));
+            assert_eq!(r.connections[c].paired_by, "cm", "{name}");
+            pairs += 1;
+        }
+        assert!(pairs >= 1, "{name}");
+    }
+}
+
+/// The link-layer variants of rping.pcap analyse exactly like the original; the snap-length cut
+/// ones do not panic and count their truncated frames.
+#[test]
+fn derived_variants_analyse_like_the_original() {
+    let base = report("rping.pcap");
+    let summary = |r: &Report| -> Vec<(String, String, u32, u64, u64, u64, u64, u64)> {
+        r.flows
+            .iter()
+            .map(|f| {
+                (
+                    f.src.clone(),
+                    f.dst.clone(),
+                    f.dest_qp,
+                    f.packets,
+                    f.payload_bytes,
+                    f.messages.send.count,
+                    f.messages.write.count,
+                    f.messages.read.count,
+                )
+            })
+            .collect()
+    };
+    for v in [
+        "rping.pcapng",
+        "rping.sll.pcap",
+        "rping.sll2.pcap",
+        "rping.vlan.pcap",
+        "rping.qinq.pcap",
+    ] {
+        let r = common::analyze_file(
+            &common::capture(&format!("derived/{v}")),
+            AnalyzeConfig::default(),
+        );
+        assert_eq!(summary(&r), summary(&base), "{v}");
+        assert_eq!(r.connections.len(), base.connections.len(), "{v}");
+    }
+    for v in ["rping.snap96.pcap", "rping.snap64.pcap"] {
+        let r = common::analyze_file(
+            &common::capture(&format!("derived/{v}")),
+            AnalyzeConfig::default(),
+        );
+        assert_eq!(r.frames.roce, base.frames.roce, "{v}");
+        assert!(r.frames.truncated > 0, "{v}");
+        assert_eq!(r.icrc.bad, 0, "{v}");
+    }
+}

@@ -10,6 +10,7 @@
 //! addressing) follow `spec/roce.md` §3, §5, §6: IBTA Vol 1 ch. 9 and Annex A17, Linux rxe,
 //! and Lumina's checkers.
 
+pub mod cm;
 pub mod congestion;
 pub mod flow;
 pub mod fxhash;
@@ -20,7 +21,9 @@ pub mod stats;
 
 mod build;
 
-use crate::decode::{AethKind, Frame, IcrcStatus, NakCode, Operation, Position, RocePacket};
+use crate::decode::{
+    Address, AethKind, Frame, IcrcStatus, NakCode, Operation, Position, RocePacket,
+};
 use flow::{
     Flow, FlowKey, MAX_OPEN_GAPS, MAX_OUTSTANDING_READS, MAX_PENDING_ACKS, MAX_UNITS, OpenGap,
     PairedBy, PendingNak, ReadReq,
@@ -77,7 +80,14 @@ pub struct Analyzer {
     pmtu_seen: [u64; 5],
     gaps: Vec<GapReport>,
     messages: Vec<Message>,
+    /// CM REQs awaiting their REP: (comm ID, REQ source, REQ destination, active QPN).
+    cm_reqs: Vec<(u32, Address, Address, u32)>,
+    /// Flow pairs announced by CM REQ/REP whose flows may not exist yet.
+    cm_pairs: HashMap<FlowKey, FlowKey, FxBuild>,
 }
+
+/// Most CM REQs remembered while waiting for their REP, and most CM-announced pairs.
+const MAX_CM: usize = 4096;
 
 /// Mutable references to two distinct flows.
 fn two_mut(v: &mut [Flow], i: usize, j: usize) -> (&mut Flow, &mut Flow) {
@@ -115,6 +125,8 @@ impl Analyzer {
             pmtu_seen: [0; 5],
             gaps: Vec::new(),
             messages: Vec::new(),
+            cm_reqs: Vec::new(),
+            cm_pairs: HashMap::default(),
         }
     }
 
@@ -200,7 +212,60 @@ impl Analyzer {
             .entry((key.src, key.dst))
             .or_default()
             .push(i as u32);
+        if let Some(peer) = self.cm_pairs.get(&key)
+            && let Some(&j) = self.index.get(peer)
+            && self.flows[j as usize].peer.is_none()
+        {
+            self.pair(i, j as usize, PairedBy::Cm);
+        }
         i
+    }
+
+    /// A UD SEND to QP1 from `src` to `dst`: learn QP pairs from CM REQ / REP.
+    fn cm_mad(&mut self, src: Address, dst: Address, payload: &[u8]) {
+        match cm::parse(payload) {
+            Some(cm::CmMsg::Req { comm_id, qpn }) => {
+                if self.cm_reqs.len() >= MAX_CM {
+                    self.cm_reqs.remove(0);
+                }
+                self.cm_reqs.push((comm_id, src, dst, qpn));
+            }
+            Some(cm::CmMsg::Rep {
+                remote_comm_id,
+                qpn,
+            }) => {
+                let Some(k) = self
+                    .cm_reqs
+                    .iter()
+                    .rposition(|r| r.0 == remote_comm_id && r.1 == dst && r.2 == src)
+                else {
+                    return;
+                };
+                let (_, active, passive, active_qpn) = self.cm_reqs.remove(k);
+                // Active → passive carries DestQP = the passive QPN, and the reverse.
+                let a = FlowKey {
+                    src: active,
+                    dst: passive,
+                    dest_qp: qpn,
+                };
+                let b = FlowKey {
+                    src: passive,
+                    dst: active,
+                    dest_qp: active_qpn,
+                };
+                if self.cm_pairs.len() < MAX_CM {
+                    self.cm_pairs.insert(a, b);
+                    self.cm_pairs.insert(b, a);
+                }
+                if let (Some(&i), Some(&j)) = (self.index.get(&a), self.index.get(&b))
+                    && self.flows[i as usize].peer.is_none()
+                    && self.flows[j as usize].peer.is_none()
+                {
+                    self.pair(i as usize, j as usize, PairedBy::Cm);
+                }
+            }
+            None => {}
+        }
     }
 
     /// Pair flow `i` by the symmetric UDP source port convention when exactly one unpaired
@@ -337,6 +402,12 @@ impl Analyzer {
             self.pmtu_seen[s] += 1;
             let f = &mut self.flows[i];
             f.pmtu = Some(f.pmtu.map_or(p.payload_len, |m| m.max(p.payload_len)));
+        }
+        if bth.dest_qp == 1
+            && matches!(op, Operation::SendOnly | Operation::SendOnlyImm)
+            && bth.opcode.transport() == crate::decode::Transport::Ud
+        {
+            self.cm_mad(p.src, p.dst, p.payload);
         }
         if op == Operation::Cnp {
             self.cnp(i, frame_no, ts);

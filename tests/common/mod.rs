@@ -28,13 +28,18 @@ pub fn analyze_file(path: &str, cfg: AnalyzeConfig) -> Report {
 
 /// Run tshark with `-T fields` for `fields` over RoCE packets; one Vec<String> per packet.
 pub fn tshark(path: &str, fields: &[&str]) -> Vec<Vec<String>> {
+    tshark_filter(path, "infiniband", fields)
+}
+
+/// Run tshark with `-T fields` for `fields` over packets matching the display `filter`.
+pub fn tshark_filter(path: &str, filter: &str, fields: &[&str]) -> Vec<Vec<String>> {
     let mut args: Vec<String> = vec![
         "-r".into(),
         path.into(),
         "--disable-protocol".into(),
         "rpcordma".into(),
         "-Y".into(),
-        "infiniband".into(),
+        filter.into(),
         "-T".into(),
         "fields".into(),
         "-E".into(),
