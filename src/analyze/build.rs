@@ -171,6 +171,7 @@ pub(super) fn build(mut a: Analyzer) -> Report {
                     atomic: cb(f.msgs[3]),
                 },
                 incomplete_messages: f.incomplete,
+                dma_len_mismatches: f.dma_len_mismatches,
                 ecn: EcnCounts {
                     not_ect: f.cong.ecn[0],
                     ect1: f.cong.ecn[1],

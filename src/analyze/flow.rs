@@ -173,6 +173,8 @@ pub struct Flow {
     pub acked_units: u64,
     /// Messages left open at the end, or abandoned.
     pub incomplete: u64,
+    /// Completed messages whose bytes differ from their RETH DMA length.
+    pub dma_len_mismatches: u64,
     /// Paired reverse flow.
     pub peer: Option<u32>,
     /// How.
@@ -258,6 +260,7 @@ impl Flow {
             unit_psns: VecDeque::new(),
             acked_units: 0,
             incomplete: 0,
+            dma_len_mismatches: 0,
             peer: None,
             paired_by: None,
             pair_tries: 16,

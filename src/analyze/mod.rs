@@ -766,6 +766,7 @@ impl Analyzer {
             if kind == MessageKind::Atomic {
                 m.dma_len_mismatch = false;
             }
+            f.dma_len_mismatches += u64::from(m.dma_len_mismatch);
             let slot = &mut f.msgs[kind.index()];
             slot.0 += 1;
             slot.1 += m.bytes;
@@ -848,6 +849,7 @@ impl Analyzer {
                 m.read_latency_ns = Some(ts.saturating_sub(req_ts));
                 let _ = rf;
             }
+            f.dma_len_mismatches += u64::from(m.dma_len_mismatch);
             let slot = &mut f.msgs[MessageKind::Read.index()];
             slot.0 += 1;
             slot.1 += m.bytes;

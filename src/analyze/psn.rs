@@ -223,6 +223,34 @@ mod tests {
         assert_eq!(r.gap_events, 0);
     }
 
+    proptest::proptest! {
+        /// Any PSN sequence: every packet is exactly one of in order / ahead / behind, a packet
+        /// that is not behind moves the expected PSN to psn + advance, a packet behind leaves it
+        /// alone, and psn_diff is antisymmetric except at distance 2^23.
+        #[test]
+        fn tracker_invariants(psns in proptest::collection::vec(0u32..(1 << 24), 1..200),
+                              adv in proptest::collection::vec(1u32..40, 200)) {
+            let mut t = PsnTracker::default();
+            let mut fwd = 0u64;
+            for (k, &p) in psns.iter().enumerate() {
+                let before = t.expected;
+                let v = t.observe(p, adv[k], 0, false);
+                if matches!(v, PsnVerdict::Behind { .. }) {
+                    proptest::prop_assert_eq!(t.expected, before);
+                } else {
+                    fwd += 1;
+                    proptest::prop_assert_eq!(t.expected, psn_add(p, adv[k]));
+                }
+                let q = psns[(k * 7) % psns.len()];
+                if psn_distance(p, q) != PSN_HALF {
+                    proptest::prop_assert_eq!(psn_diff(p, q), -psn_diff(q, p));
+                }
+            }
+            proptest::prop_assert_eq!(fwd + t.retransmitted, t.packets);
+            proptest::prop_assert!(t.gap_events <= t.packets);
+        }
+    }
+
     #[test]
     fn slack_for_unknown_pmtu() {
         let mut t = PsnTracker::default();

@@ -197,6 +197,8 @@ pub struct FlowReport {
     pub messages: MessageCounts,
     /// Messages begun but not completed by the end of the capture.
     pub incomplete_messages: u64,
+    /// Completed WRITE / READ messages whose delivered bytes differ from the RETH DMA length.
+    pub dma_len_mismatches: u64,
     /// ECN codepoints.
     pub ecn: EcnCounts,
     /// `ecn.ce / packets with an ECN field`, 0 when none.

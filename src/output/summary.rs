@@ -238,6 +238,16 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
             }
         }
     }
+    for f in report.flows.iter().filter(|f| f.dma_len_mismatches > 0) {
+        problem(
+            out,
+            &format!(
+                "flow {}: {} messages delivered a byte count different from their RETH DMA length",
+                f.id, f.dma_len_mismatches
+            ),
+            color,
+        )?;
+    }
     let incomplete: u64 = report.flows.iter().map(|f| f.incomplete_messages).sum();
     if incomplete > 0 {
         problem(
