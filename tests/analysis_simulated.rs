@@ -704,3 +704,38 @@ fn nak_matched_to_its_gap() {
     );
     assert_eq!((f.loss.nak_retransmissions, f.loss.timeouts), (1, 1));
 }
+
+/// UC: a lost MIDDLE drops the whole WRITE (rxe UC responder) and the next ONLY resynchronises;
+/// a duplicate is counted as retransmitted but not classified (UC has no retransmission).
+#[test]
+fn uc_loss_drops_the_message() {
+    let q = Qp {
+        qa: 0x26,
+        qb: 0x16,
+        sport_req: 0xc800,
+        sport_resp: 0xc800,
+    };
+    let mut s = Sim::default();
+    let mut t = T0;
+    let mut at = |s: &mut Sim, p: P| {
+        t += US;
+        s.push(t, &p);
+    };
+    at(&mut s, q.req(0x26, 10, false, reth(0, 1, 2100), 1024)); // UC WRITE FIRST
+    // 11 (MIDDLE) lost
+    at(&mut s, q.req(0x28, 12, false, vec![], 52)); // UC WRITE LAST
+    at(&mut s, q.req(0x2a, 13, false, reth(0, 1, 8), 8)); // UC WRITE ONLY
+    at(&mut s, q.req(0x2a, 13, false, reth(0, 1, 8), 8)); // duplicate
+    at(&mut s, q.req(0x24, 14, false, vec![], 4)); // UC SEND ONLY
+    let r = s.run(AnalyzeConfig::default());
+    let f = flow(&r, A, B, 0x16);
+    assert_eq!(f.transport, "UC");
+    assert_eq!(
+        (f.psn.gap_events, f.psn.missing, f.psn.retransmitted),
+        (1, 1, 1)
+    );
+    assert_eq!((f.messages.write.count, f.messages.write.bytes), (1, 8));
+    assert_eq!((f.messages.send.count, f.messages.send.bytes), (1, 4));
+    assert_eq!(f.incomplete_messages, 1);
+    assert_eq!(f.loss.timeouts + f.loss.nak_retransmissions, 0);
+}

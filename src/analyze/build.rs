@@ -51,6 +51,7 @@ pub(super) fn build(mut a: Analyzer) -> Report {
     for f in &mut a.flows {
         f.cong.rate.finish(window);
         for asm in [&mut f.req_asm, &mut f.resp_asm] {
+            f.incomplete += asm.abandoned;
             if let Some(m) = asm.open.take() {
                 // READ requests and other PSN-only pieces are never "open" messages.
                 if !m.complete {

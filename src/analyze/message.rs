@@ -160,6 +160,9 @@ pub struct Assembler {
     slack: u32,
     /// The message being built.
     pub open: Option<Message>,
+    /// Messages begun and then abandoned (a new FIRST/ONLY, a kind change, or a UC sequence
+    /// error before their LAST).
+    pub abandoned: u64,
 }
 
 impl Assembler {
@@ -176,9 +179,14 @@ impl Assembler {
                 }
             };
             if !ok {
-                if matches!(p.transport, Transport::Uc) {
-                    // UC: drop the message in progress; a FIRST/ONLY resynchronises.
-                    self.open = None;
+                let behind = self
+                    .expected
+                    .is_some_and(|e| psn_distance(psn, e) >= PSN_HALF);
+                if matches!(p.transport, Transport::Uc) && !behind {
+                    // UC, PSN ahead (loss): drop the message in progress; a FIRST/ONLY
+                    // resynchronises (rxe UC responder). A UC packet behind the expected PSN is
+                    // a duplicate and, as on RC, never counts twice.
+                    self.abandon();
                     if !matches!(p.position, Position::First | Position::Only) {
                         return Accept::Dropped;
                     }
@@ -191,6 +199,7 @@ impl Assembler {
         }
         match p.position {
             Position::First | Position::Only => {
+                self.abandon();
                 self.open = Some(Message {
                     flow,
                     kind: p.kind,
@@ -224,7 +233,7 @@ impl Assembler {
                     .filter(|m| !m.complete && m.kind == p.kind)
                 else {
                     // Started before the capture, or a kind change: not a message we can build.
-                    self.open = None;
+                    self.abandon();
                     return Accept::Dropped;
                 };
                 m.last_psn = psn;
@@ -244,6 +253,12 @@ impl Assembler {
                     Accept::Open
                 }
             }
+        }
+    }
+
+    fn abandon(&mut self) {
+        if self.open.take().is_some_and(|m| !m.complete) {
+            self.abandoned += 1;
         }
     }
 

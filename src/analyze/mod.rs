@@ -22,7 +22,7 @@ pub mod stats;
 mod build;
 
 use crate::decode::{
-    Address, AethKind, Frame, IcrcStatus, NakCode, Operation, Position, RocePacket,
+    Address, AethKind, Frame, IcrcStatus, NakCode, Operation, Position, RocePacket, Transport,
 };
 use flow::{
     Flow, FlowKey, MAX_OPEN_GAPS, MAX_OUTSTANDING_READS, MAX_PENDING_ACKS, MAX_UNITS, OpenGap,
@@ -657,7 +657,13 @@ impl Analyzer {
             }
             PsnVerdict::Behind { .. } => {
                 let psn = bth.psn;
-                let new_episode = f.retx_psn != Some(psn);
+                // Retransmission causes exist only on reliable transports; UC/UD packets behind
+                // the expected PSN are counted as retransmitted but not classified.
+                let reliable = matches!(
+                    bth.opcode.transport(),
+                    Transport::Rc | Transport::Xrc | Transport::Rd
+                );
+                let new_episode = reliable && f.retx_psn != Some(psn);
                 if new_episode {
                     if let Some(n) = f.last_nak.filter(|n| n.psn == psn) {
                         f.nak_retransmissions += 1;
