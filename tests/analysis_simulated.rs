@@ -244,7 +244,7 @@ fn write_loss_go_back_n_across_psn_wrap_with_three_qps() {
         s.push(t, &pkt(i));
         t += US;
     }
-    let ack1 = s.push(t, &q.ack(p0 + 2, 1));
+    s.push(t, &q.ack(p0 + 2, 1));
     t += US;
     let gap_frame = s.push(t, &pkt(5)); // p0+4 lost
     t += US;
@@ -262,7 +262,6 @@ fn write_loss_go_back_n_across_psn_wrap_with_three_qps() {
     s.push(t + 5 * US, &q2.ack(500, 1));
     s.push(t + 6 * US, &q3.ack(9000, 1));
     s.push(t + 9 * US, &q.ack(p0 + 11, 4));
-    let _ = ack1;
     let r = s.run(AnalyzeConfig {
         keep_messages: true,
         ..Default::default()

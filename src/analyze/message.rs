@@ -104,7 +104,9 @@ pub struct Message {
     pub dma_len_mismatch: bool,
     /// READ only: frame of the READ request.
     pub request_frame: Option<u64>,
-    /// READ only: time from the READ request to the last response packet, ns.
+    /// READ only: capture time of the READ request, ns since the epoch.
+    pub request_ts_ns: Option<u64>,
+    /// READ only, complete messages: time from the READ request to the last response, ns.
     pub read_latency_ns: Option<u64>,
     /// False for a message still open at the end of the capture (or abandoned by its sender).
     pub complete: bool,
@@ -217,6 +219,7 @@ impl Assembler {
                     reth: p.reth.map(RethInfo::from),
                     dma_len_mismatch: false,
                     request_frame: None,
+                    request_ts_ns: None,
                     read_latency_ns: None,
                     complete: p.position == Position::Only,
                 });

@@ -705,7 +705,7 @@ impl Analyzer {
             _ => f.retx_psn = None,
         }
         let behind = matches!(verdict, PsnVerdict::Behind { .. });
-        if bth.ack_req && !behind && p.bth.is_some() {
+        if bth.ack_req && !behind {
             if f.pending_acks.len() >= MAX_PENDING_ACKS {
                 f.pending_acks.pop_front();
             }
@@ -837,9 +837,8 @@ impl Analyzer {
                         if let Some(m) = f.resp_asm.open.as_mut() {
                             m.reth = Some(r.reth.into());
                             m.request_frame = Some(r.frame);
-                            m.read_latency_ns = Some(ts.saturating_sub(r.ts));
+                            m.request_ts_ns = Some(r.ts);
                         }
-                        // Keep the request time in `read_latency_ns` until completion.
                         break;
                     }
                 }
@@ -849,12 +848,7 @@ impl Analyzer {
         if acc == Accept::Completed
             && let Some(mut m) = f.resp_asm.take()
         {
-            if let (Some(rf), Some(first_lat)) = (m.request_frame, m.read_latency_ns) {
-                // read_latency_ns held "request → first response"; extend to the last one.
-                let req_ts = m.start_ts_ns.saturating_sub(first_lat);
-                m.read_latency_ns = Some(ts.saturating_sub(req_ts));
-                let _ = rf;
-            }
+            m.read_latency_ns = m.request_ts_ns.map(|r| ts.saturating_sub(r));
             f.dma_len_mismatches += u64::from(m.dma_len_mismatch);
             let slot = &mut f.msgs[MessageKind::Read.index()];
             slot.0 += 1;
