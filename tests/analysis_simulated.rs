@@ -738,3 +738,81 @@ fn uc_loss_drops_the_message() {
     assert_eq!(f.incomplete_messages, 1);
     assert_eq!(f.loss.timeouts + f.loss.nak_retransmissions, 0);
 }
+
+/// A UD SEND to QP1 carrying a CM MAD (REQ 0x0010 or REP 0x0013) in its payload.
+fn cm_mad(src: [u8; 4], dst: [u8; 4], attr: u16, comm: u32, remote_comm: u32, qpn: u32) -> P {
+    let mut mad = vec![0u8; 256];
+    mad[0] = 1; // base version
+    mad[1] = 0x07; // CM class
+    mad[2] = 2;
+    mad[3] = 3; // Send
+    mad[16..18].copy_from_slice(&attr.to_be_bytes());
+    let d = 24;
+    mad[d..d + 4].copy_from_slice(&comm.to_be_bytes());
+    if attr == 0x0010 {
+        mad[d + 32..d + 35].copy_from_slice(&be24(qpn)); // REQ Local QPN
+    } else {
+        mad[d + 4..d + 8].copy_from_slice(&remote_comm.to_be_bytes());
+        mad[d + 12..d + 15].copy_from_slice(&be24(qpn)); // REP Local QPN
+    }
+    let mut ext = deth(0x8001_0000, 1);
+    ext.extend(mad);
+    P {
+        src,
+        dst,
+        sport: 0xc900,
+        ecn: 2,
+        opcode: 0x64,
+        qp: 1,
+        psn: 7,
+        ack_req: false,
+        becn: false,
+        ext,
+        payload: 0,
+    }
+}
+
+/// CM REQ (A, QPN 0x50) / REP (B, QPN 0x60), then UC SENDs both ways with unrelated UDP ports
+/// and no ACKs: only the CM exchange can pair the two flows. A loopback REQ/REP naming one QPN
+/// on both sides must not pair a flow with itself.
+#[test]
+fn cm_req_rep_pairs_flows() {
+    let mut s = Sim::default();
+    s.push(T0, &cm_mad(A, B, 0x0010, 0xabcd, 0, 0x50));
+    s.push(T0 + US, &cm_mad(B, A, 0x0013, 0x1234, 0xabcd, 0x60));
+    // A REP that answers no REQ is ignored.
+    s.push(T0 + 2 * US, &cm_mad(B, A, 0x0013, 0x9999, 0x7777, 0x61));
+    let uc = |src, dst, sport, qp, psn| P {
+        src,
+        dst,
+        sport,
+        ecn: 2,
+        opcode: 0x24,
+        qp,
+        psn,
+        ack_req: false,
+        becn: false,
+        ext: vec![],
+        payload: 16,
+    };
+    s.push(T0 + 3 * US, &uc(A, B, 0xd001, 0x60, 100));
+    s.push(T0 + 4 * US, &uc(B, A, 0xd002, 0x50, 900));
+    s.push(T0 + 5 * US, &uc(A, B, 0xd001, 0x61, 5));
+    // Loopback CM naming QPN 0x70 on both ends.
+    let c = [10, 0, 0, 3];
+    s.push(T0 + 6 * US, &cm_mad(c, c, 0x0010, 1, 0, 0x70));
+    s.push(T0 + 7 * US, &cm_mad(c, c, 0x0013, 2, 1, 0x70));
+    s.push(T0 + 8 * US, &uc(c, c, 0xd003, 0x70, 1));
+    let r = s.run(AnalyzeConfig::default());
+    let f = flow(&r, A, B, 0x60);
+    let b = flow(&r, B, A, 0x50);
+    let conn = f.connection.expect("paired by CM");
+    assert_eq!(b.connection, Some(conn));
+    assert_eq!(r.connections[conn].paired_by, "cm");
+    assert_eq!(
+        (r.connections[conn].a.qp, r.connections[conn].b.qp),
+        (0x50, 0x60)
+    );
+    assert!(flow(&r, A, B, 0x61).connection.is_none());
+    assert!(flow(&r, c, c, 0x70).connection.is_none());
+}

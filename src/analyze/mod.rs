@@ -295,6 +295,10 @@ impl Analyzer {
     }
 
     fn pair(&mut self, i: usize, j: usize, by: PairedBy) {
+        if i == j {
+            // A hostile CM exchange can name one flow as its own peer.
+            return;
+        }
         let (a, b) = two_mut(&mut self.flows, i, j);
         a.peer = Some(j as u32);
         b.peer = Some(i as u32);
