@@ -226,3 +226,55 @@ fn msn_and_cnp_pacing_agree_with_the_generator() {
     // 4 RC pairs and the UD sender each got CE marks answered by CNPs.
     assert_eq!(cnp_dirs, 5);
 }
+
+/// The text summary names every section, counts the truth's 14 gap events, and colours only
+/// when asked.
+#[test]
+fn text_summary_sections_and_colour() {
+    let report = common::analyze_file(
+        &common::capture("synthetic/loss_ce_read.pcap"),
+        AnalyzeConfig {
+            keep_messages: true,
+            ..Default::default()
+        },
+    );
+    let mut plain = Vec::new();
+    roce_inspect::output::summary::write_summary(&report, &mut plain, false).unwrap();
+    let plain = String::from_utf8(plain).unwrap();
+    for s in [
+        "3000 frames: 2989 RoCE, 11 other",
+        "Connections and flows",
+        "Gap and loss events (14)",
+        "Congestion",
+        "ICRC failures and malformed frames",
+        "0x4164e9",
+    ] {
+        assert!(plain.contains(s), "missing {s:?} in\n{plain}");
+    }
+    assert!(!plain.contains('\u{1b}'));
+    let mut col = Vec::new();
+    roce_inspect::output::summary::write_summary(&report, &mut col, true).unwrap();
+    assert!(String::from_utf8(col).unwrap().contains("\u{1b}["));
+    let mut gaps = Vec::new();
+    roce_inspect::output::summary::write_gaps(&report, &mut gaps, false).unwrap();
+    // 14 rows, one line each.
+    let gaps = String::from_utf8(gaps).unwrap();
+    assert_eq!(gaps.lines().filter(|l| l.contains("10.0.")).count(), 14);
+    let mut msgs = Vec::new();
+    roce_inspect::output::summary::write_messages(&report, &mut msgs, false).unwrap();
+    let n = report.messages.as_ref().unwrap().len();
+    let total: u64 = report
+        .flows
+        .iter()
+        .map(|f| {
+            f.messages.send.count
+                + f.messages.write.count
+                + f.messages.read.count
+                + f.messages.atomic.count
+                + f.incomplete_messages
+        })
+        .sum();
+    assert_eq!(n as u64, total);
+    let msgs = String::from_utf8(msgs).unwrap();
+    assert_eq!(msgs.lines().filter(|l| l.contains("10.0.")).count(), n);
+}
