@@ -5,3 +5,4 @@
 //! module wires them together; `generate` (RDMA traffic over libibverbs) stands apart.
 
 pub mod decode;
+pub mod generate;
