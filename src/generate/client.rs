@@ -43,6 +43,14 @@ pub fn run(args: &GenerateArgs, peer: Peer, gpu: Option<Gpu>) -> Result<()> {
                 q.len
             );
         }
+        if let (Some(want), Some(got)) = (peer.gid, remote.qps.first().map(|q| q.gid)) {
+            if want != got {
+                eprintln!(
+                    "warning: the server sends from GID {got}, not the --peer GID {want}; \
+                     --gid-index on the server chooses its GID"
+                );
+            }
+        }
         let mtu = setup::path_mtu(local_mtu, &remote);
         ep.connect(&dev, &gid, &remote, mtu, args.tclass, true)?;
         let mut report = Report {
@@ -113,8 +121,17 @@ pub fn print_report(report: &Report, json: bool) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(report)?);
     } else if let Some(s) = &report.summary {
         println!("{}", s.table());
-    } else if let Some((m, b)) = report.received {
-        println!("the client wrote {m} messages, {b} bytes");
+    } else if let Some(r) = report.received {
+        match r.immediates {
+            Some(i) => println!(
+                "the client wrote {} messages, {} bytes; {i} immediates received",
+                r.messages, r.bytes
+            ),
+            None => println!(
+                "the client wrote {} messages, {} bytes",
+                r.messages, r.bytes
+            ),
+        }
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ use super::client::print_report;
 use super::oob::{self, Channel};
 use super::peer::family_of;
 use super::setup::{self, Device, Endpoint, Gpu};
-use super::stats::Report;
+use super::stats::{Received, Report};
 use super::verbs::Wc;
 use super::wc_status;
 use super::wire::{FLAG_IMM, Message, Params};
@@ -105,7 +105,11 @@ pub fn run(args: &GenerateArgs, gpu: Option<Gpu>) -> Result<()> {
             messages: echo,
             bytes,
         })?;
-        report.received = Some((messages, bytes));
+        report.received = Some(Received {
+            messages,
+            bytes,
+            immediates: (client.flags & FLAG_IMM != 0).then_some(imm_count),
+        });
         Ok(report)
     })();
     match result {
@@ -146,7 +150,14 @@ fn count_immediates(ep: &Endpoint, ch: &Channel) -> Result<u64> {
             if spins >= 1024 {
                 spins = 0;
                 if ch.poll_readable()? {
-                    return Ok(count);
+                    // The client saw every WRITE acknowledged; collect completions still queued.
+                    loop {
+                        let n = ep.cq.poll(&mut wcs)?;
+                        if n == 0 {
+                            return Ok(count);
+                        }
+                        count += n as u64;
+                    }
                 }
                 std::thread::sleep(Duration::from_micros(50));
             }

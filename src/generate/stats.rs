@@ -238,9 +238,21 @@ pub struct Report {
     /// The client's results (client only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<Summary>,
-    /// The totals the client reported (server only): messages and bytes.
+    /// What the client reported at the end (server only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub received: Option<(u64, u64)>,
+    pub received: Option<Received>,
+}
+
+/// The server's end-of-run totals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Received {
+    /// WRITEs the client completed.
+    pub messages: u64,
+    /// Payload bytes the client wrote.
+    pub bytes: u64,
+    /// WRITE WITH IMMEDIATE receive completions counted here (with `--imm` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub immediates: Option<u64>,
 }
 
 #[cfg(test)]
@@ -291,6 +303,47 @@ mod tests {
         assert_eq!((s.gbit_per_s, s.mmsg_per_s), (0.0, 0.0));
         assert_eq!(s.latency, None);
         assert!(!s.table().to_string().contains("latency"));
+    }
+
+    #[test]
+    fn report_json_shapes() {
+        let server = Report {
+            role: "server",
+            device: "rxe0".into(),
+            port: 1,
+            gid_index: 3,
+            memory: "host".into(),
+            qps: vec![],
+            summary: None,
+            received: Some(Received {
+                messages: 5000,
+                bytes: 5000 * 65536,
+                immediates: None,
+            }),
+        };
+        let j = serde_json::to_value(&server).unwrap();
+        assert_eq!(j["role"], "server");
+        assert_eq!(j["gid_index"], 3);
+        assert_eq!(j["received"]["messages"], 5000);
+        assert!(j["received"].get("immediates").is_none());
+        assert!(j.get("summary").is_none());
+        let client = Report {
+            role: "client",
+            received: None,
+            summary: Some(Summary::new(
+                "write",
+                1,
+                8,
+                1,
+                Duration::from_secs(1),
+                &mut [],
+            )),
+            ..server
+        };
+        let j = serde_json::to_value(&client).unwrap();
+        assert_eq!(j["summary"]["operation"], "write");
+        assert_eq!(j["summary"]["latency"], serde_json::Value::Null);
+        assert!(j.get("received").is_none());
     }
 
     #[test]
