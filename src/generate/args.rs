@@ -229,7 +229,7 @@ mod tests {
     fn all_flags() {
         let a = parse(&[
             "--peer",
-            "fe80::1",
+            "fd00::1",
             "--oob-port",
             "20000",
             "--device",

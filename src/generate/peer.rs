@@ -29,6 +29,13 @@ pub enum PeerError {
     /// A GID or address that cannot be a peer (zero, unspecified, multicast).
     #[error("--peer `{0}` is not a unicast address")]
     NotUnicast(String),
+    /// An IPv6 link-local address: TCP cannot reach it without an interface scope.
+    #[error(
+        "--peer `{0}` is link-local (fe80::/10): the out-of-band TCP connection needs a \
+         routable address; give the server's IPv4 or global IPv6 address (and --gid-index on \
+         both sides to send from link-local GIDs)"
+    )]
+    LinkLocal(String),
 }
 
 impl Peer {
@@ -48,10 +55,14 @@ impl Peer {
         if ip.is_unspecified() || ip.is_multicast() {
             return Err(PeerError::NotUnicast(s.to_string()));
         }
-        if let IpAddr::V4(v4) = ip {
-            if v4.is_broadcast() {
+        match ip {
+            IpAddr::V4(v4) if v4.is_broadcast() => {
                 return Err(PeerError::NotUnicast(s.to_string()));
             }
+            IpAddr::V6(v6) if Gid(v6.octets()).is_link_local() => {
+                return Err(PeerError::LinkLocal(s.to_string()));
+            }
+            _ => {}
         }
         Ok(Peer { ip, gid })
     }
@@ -156,6 +167,14 @@ mod tests {
         assert!(matches!(
             Peer::parse("255.255.255.255"),
             Err(PeerError::NotUnicast(_))
+        ));
+        assert!(matches!(
+            Peer::parse("fe80::1"),
+            Err(PeerError::LinkLocal(_))
+        ));
+        assert!(matches!(
+            Peer::parse("fe80:0000:0000:0000:5054:00ff:fe12:3456"),
+            Err(PeerError::LinkLocal(_))
         ));
         let msg = Peer::parse("nope").unwrap_err().to_string();
         assert!(msg.contains("`nope`"), "{msg}");
