@@ -2,6 +2,8 @@
 //! structs in the installed `<infiniband/verbs.h>`: a small C probe is compiled with `cc` and
 //! prints them. Several of these (ibv_send_wr, ibv_wc, ibv_ah_attr, ibv_global_route, ibv_gid)
 //! are written by hand in rdma-sys rather than generated, which is why this is worth checking.
+//! The enum values used (QP states, attribute masks, opcodes, and the constants declared here
+//! because rdma-sys lacks them) are checked the same way.
 #![cfg(feature = "verbs")]
 
 use std::collections::BTreeMap;
@@ -121,9 +123,73 @@ fn expectations() -> Vec<(&'static str, &'static str, usize)> {
     ]
 }
 
+/// (label, C expression, Rust value) for the enum values `generate` relies on, including the
+/// ones it declares itself because rdma-sys does not export them.
+fn constants() -> Vec<(&'static str, &'static str, usize)> {
+    macro_rules! val {
+        ($c:ident, $r:expr) => {
+            (stringify!($c), stringify!($c), ($r) as usize)
+        };
+    }
+    vec![
+        val!(
+            IBV_LINK_LAYER_ETHERNET,
+            roce_inspect::generate::ffi::IBV_LINK_LAYER_ETHERNET
+        ),
+        val!(IBV_GID_TYPE_ROCE_V2, IBV_GID_TYPE_ROCE_V2),
+        val!(IBV_QPT_RC, ibv_qp_type::IBV_QPT_RC),
+        val!(IBV_QPS_INIT, ibv_qp_state::IBV_QPS_INIT),
+        val!(IBV_QPS_RTR, ibv_qp_state::IBV_QPS_RTR),
+        val!(IBV_QPS_RTS, ibv_qp_state::IBV_QPS_RTS),
+        val!(IBV_QP_STATE, ibv_qp_attr_mask::IBV_QP_STATE.0),
+        val!(IBV_QP_AV, ibv_qp_attr_mask::IBV_QP_AV.0),
+        val!(IBV_QP_PATH_MTU, ibv_qp_attr_mask::IBV_QP_PATH_MTU.0),
+        val!(IBV_QP_DEST_QPN, ibv_qp_attr_mask::IBV_QP_DEST_QPN.0),
+        val!(IBV_QP_RQ_PSN, ibv_qp_attr_mask::IBV_QP_RQ_PSN.0),
+        val!(IBV_QP_SQ_PSN, ibv_qp_attr_mask::IBV_QP_SQ_PSN.0),
+        val!(
+            IBV_QP_MAX_DEST_RD_ATOMIC,
+            ibv_qp_attr_mask::IBV_QP_MAX_DEST_RD_ATOMIC.0
+        ),
+        val!(
+            IBV_QP_MAX_QP_RD_ATOMIC,
+            ibv_qp_attr_mask::IBV_QP_MAX_QP_RD_ATOMIC.0
+        ),
+        val!(
+            IBV_QP_MIN_RNR_TIMER,
+            ibv_qp_attr_mask::IBV_QP_MIN_RNR_TIMER.0
+        ),
+        val!(IBV_QP_TIMEOUT, ibv_qp_attr_mask::IBV_QP_TIMEOUT.0),
+        val!(IBV_QP_RETRY_CNT, ibv_qp_attr_mask::IBV_QP_RETRY_CNT.0),
+        val!(IBV_QP_RNR_RETRY, ibv_qp_attr_mask::IBV_QP_RNR_RETRY.0),
+        val!(IBV_QP_PKEY_INDEX, ibv_qp_attr_mask::IBV_QP_PKEY_INDEX.0),
+        val!(IBV_QP_PORT, ibv_qp_attr_mask::IBV_QP_PORT.0),
+        val!(IBV_QP_ACCESS_FLAGS, ibv_qp_attr_mask::IBV_QP_ACCESS_FLAGS.0),
+        val!(
+            IBV_ACCESS_LOCAL_WRITE,
+            ibv_access_flags::IBV_ACCESS_LOCAL_WRITE.0
+        ),
+        val!(
+            IBV_ACCESS_REMOTE_WRITE,
+            ibv_access_flags::IBV_ACCESS_REMOTE_WRITE.0
+        ),
+        val!(IBV_WR_RDMA_WRITE, ibv_wr_opcode::IBV_WR_RDMA_WRITE),
+        val!(
+            IBV_WR_RDMA_WRITE_WITH_IMM,
+            ibv_wr_opcode::IBV_WR_RDMA_WRITE_WITH_IMM
+        ),
+        val!(IBV_SEND_SIGNALED, ibv_send_flags::IBV_SEND_SIGNALED.0),
+        val!(IBV_MTU_1024, ibv_mtu::IBV_MTU_1024),
+        val!(IBV_MTU_4096, ibv_mtu::IBV_MTU_4096),
+        val!(IBV_PORT_ACTIVE, ibv_port_state::IBV_PORT_ACTIVE),
+        val!(IBV_WC_RETRY_EXC_ERR, ibv_wc_status::IBV_WC_RETRY_EXC_ERR),
+    ]
+}
+
 #[test]
 fn rdma_sys_structs_match_verbs_h() {
-    let exp = expectations();
+    let mut exp = expectations();
+    exp.extend(constants());
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("probe.c");
     let bin = dir.path().join("probe");
@@ -170,4 +236,6 @@ fn rdma_sys_structs_match_verbs_h() {
     assert_eq!(c_values["sizeof ibv_send_wr"], 128);
     assert_eq!(c_values["sizeof ibv_wc"], 48);
     assert_eq!(c_values["sizeof ibv_qp_attr"], 144);
+    assert_eq!(c_values["IBV_LINK_LAYER_ETHERNET"], 2);
+    assert_eq!(c_values["IBV_QP_DEST_QPN"], 1 << 20);
 }
