@@ -341,6 +341,25 @@ mod tests {
     }
 
     #[test]
+    fn dual_stack_listener_accepts_ipv4_clients() {
+        use crate::generate::gid::Family;
+        use crate::generate::peer::family_of;
+        let listener = listen(0).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let client = thread::spawn(move || {
+            Channel::connect(
+                SocketAddr::from(([127, 0, 0, 1], port)),
+                Duration::from_secs(5),
+            )
+            .unwrap()
+        });
+        let ch = Channel::accept(&listener).unwrap();
+        // Seen as ::ffff:127.0.0.1 on a dual-stack socket, 127.0.0.1 on an IPv4 one.
+        assert_eq!(family_of(ch.peer().ip()), Family::Ipv4);
+        drop(client.join().unwrap());
+    }
+
+    #[test]
     fn poll_sees_data() {
         let (listener, addr) = local_listener();
         let mut client = Channel::connect(addr, Duration::from_secs(5)).unwrap();
