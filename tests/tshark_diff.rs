@@ -6,8 +6,8 @@
 //! not given) must be the same frame numbers, and for each of them every header field both tools
 //! decode must be equal: BTH (opcode, SE, M, PadCnt, TVer, P_Key, DestQP, AckReq, PSN), RETH,
 //! AETH, DETH, AtomicETH, AtomicAckETH, ImmDt, IETH, the ICRC bytes on the wire, plus the
-//! frame lengths and IP addresses. Presence must match too: a header one tool shows and the
-//! other does not is a failure.
+//! timestamp (ns since the epoch), frame lengths and IP addresses. Presence must match too: a
+//! header one tool shows and the other does not is a failure.
 //!
 //! tshark is the oracle; a missing tshark is a failure (CI installs it with `make deps`).
 //!
@@ -49,6 +49,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_roce-inspect");
 const FIELDS: &[&str] = &[
     "frame.number",
     "frame.protocols",
+    "frame.time_epoch",
     "frame.len",
     "frame.cap_len",
     "ip.src",
@@ -190,6 +191,14 @@ fn parse_num(s: &str) -> u64 {
     }
 }
 
+/// `frame.time_epoch` (`1781684412.357518000`, nanosecond digits) as integer ns.
+fn epoch_ns(s: &str) -> u64 {
+    let (sec, frac) = s.split_once('.').unwrap_or((s, ""));
+    assert!(frac.len() <= 9, "{s:?}");
+    let ns: u64 = format!("{frac:0<9}").parse().unwrap();
+    sec.parse::<u64>().unwrap() * 1_000_000_000 + ns
+}
+
 /// A tshark boolean: `1`/`0` or `True`/`False`.
 fn parse_bool(s: &str) -> bool {
     match s {
@@ -267,6 +276,11 @@ fn ip(s: &str) -> u64 {
 }
 
 fn compare_frame(c: &mut Cmp<'_>, t: &Row, o: &Value) {
+    c.eq(
+        "frame.time_epoch",
+        first(t, "frame.time_epoch").map(epoch_ns),
+        j(o, &["ts_ns"]),
+    );
     c.eq("frame.len", num(t, "frame.len"), j(o, &["len"]));
     c.eq("frame.cap_len", num(t, "frame.cap_len"), j(o, &["caplen"]));
     // Compare IPv4 addresses when tshark has them (every RoCEv2 capture here is IPv4).
@@ -515,6 +529,7 @@ fn every_capture_matches_tshark() {
     // decode would otherwise pass silently.
     assert!(frames > 4000, "only {frames} RoCE frames compared");
     for what in [
+        "frame.time_epoch",
         "bth.opcode",
         "bth.psn",
         "bth.destqp",
