@@ -635,3 +635,34 @@ fn color_auto_on_a_terminal_honours_no_color() {
     // no-color.org: an empty NO_COLOR does not count.
     assert!(has_escape(&on_tty(Some(""))));
 }
+
+/// A nanosecond pcap (magic 0xa1b23c4d) keeps every timestamp exact to the ns: rping.pcap
+/// rewritten by hand with sub-microsecond digits added.
+#[test]
+fn nanosecond_pcap_timestamps_are_exact() {
+    let mut b = std::fs::read(real("rping.pcap")).unwrap();
+    let (_, recs) = pcap_records(&b);
+    let mut want = Vec::new();
+    for (i, (off, _, _)) in recs.iter().enumerate() {
+        let sec = u32::from_le_bytes(b[*off..off + 4].try_into().unwrap()) as u64;
+        let usec = u32::from_le_bytes(b[off + 4..off + 8].try_into().unwrap()) as u64;
+        let ns = usec * 1000 + (i as u64 * 37) % 1000;
+        b[off + 4..off + 8].copy_from_slice(&(ns as u32).to_le_bytes());
+        want.push(sec * 1_000_000_000 + ns);
+    }
+    b[..4].copy_from_slice(&0xa1b2_3c4du32.to_le_bytes());
+    let d = tmp();
+    let p = d.path().join("ns.pcap");
+    std::fs::write(&p, &b).unwrap();
+    let got = read_json(&["read", p.to_str().unwrap(), "--json", "--all"]);
+    let ts: Vec<u64> = got.iter().map(|v| v["ts_ns"].as_u64().unwrap()).collect();
+    assert_eq!(ts, want);
+    // The relative time of the text output keeps the ns digits too: frame 2 is ts[1]-ts[0].
+    let (_, out, _) = run(&["read", p.to_str().unwrap(), "--all", "-c", "2"]);
+    let rel = want[1] - want[0];
+    let shown = format!("{}.{:09}", rel / 1_000_000_000, rel % 1_000_000_000);
+    assert!(
+        out.lines().nth(1).unwrap().contains(&shown),
+        "{out}\nwant {shown}"
+    );
+}
