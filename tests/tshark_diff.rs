@@ -6,7 +6,7 @@
 //! not given) must be the same frame numbers, and for each of them every header field both tools
 //! decode must be equal: BTH (opcode, SE, M, PadCnt, TVer, P_Key, DestQP, AckReq, PSN), RETH,
 //! AETH, DETH, AtomicETH, AtomicAckETH, ImmDt, IETH, the ICRC bytes on the wire, plus the
-//! timestamp (ns since the epoch), frame lengths and IP addresses. Presence must match too: a
+//! timestamp (ns since the epoch), frame lengths, VLAN tags and IP addresses. Presence must match too: a
 //! header one tool shows and the other does not is a failure.
 //!
 //! tshark is the oracle; a missing tshark is a failure (CI installs it with `make deps`).
@@ -52,6 +52,10 @@ const FIELDS: &[&str] = &[
     "frame.time_epoch",
     "frame.len",
     "frame.cap_len",
+    "ieee8021ad.id",
+    "ieee8021ad.priority",
+    "vlan.id",
+    "vlan.priority",
     "ip.src",
     "ip.dst",
     "infiniband.bth.opcode",
@@ -283,6 +287,20 @@ fn compare_frame(c: &mut Cmp<'_>, t: &Row, o: &Value) {
     );
     c.eq("frame.len", num(t, "frame.len"), j(o, &["len"]));
     c.eq("frame.cap_len", num(t, "frame.cap_len"), j(o, &["caplen"]));
+    // VLAN tags: ours are the outermost tag (`vlan`, `vlan_pcp`) and the next one
+    // (`inner_vlan`). tshark names an 802.1ad S-tag `ieee8021ad.*` and 802.1Q tags `vlan.*`.
+    let all = |f: &str| -> Vec<u64> {
+        t.get(f)
+            .map(|v| v.iter().map(|s| parse_num(s)).collect())
+            .unwrap_or_default()
+    };
+    let mut ids = all("ieee8021ad.id");
+    let mut pcps = all("ieee8021ad.priority");
+    ids.extend(all("vlan.id"));
+    pcps.extend(all("vlan.priority"));
+    c.eq("vlan outer id", ids.first().copied(), j(o, &["vlan"]));
+    c.eq("vlan outer pcp", pcps.first().copied(), j(o, &["vlan_pcp"]));
+    c.eq("vlan inner id", ids.get(1).copied(), j(o, &["inner_vlan"]));
     // Compare IPv4 addresses when tshark has them (every RoCEv2 capture here is IPv4).
     if let Some(src) = first(t, "ip.src") {
         c.eq("ip.src", Some(ip(src)), o["src"].as_str().map(ip));
@@ -530,6 +548,9 @@ fn every_capture_matches_tshark() {
     assert!(frames > 4000, "only {frames} RoCE frames compared");
     for what in [
         "frame.time_epoch",
+        "vlan outer id",
+        "vlan outer pcp",
+        "vlan inner id",
         "bth.opcode",
         "bth.psn",
         "bth.destqp",
