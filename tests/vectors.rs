@@ -653,3 +653,103 @@ fn mutated_frames_never_panic() {
         assert_eq!(v["frame"].as_u64(), Some(round as u64 + 1));
     }
 }
+
+/// Native InfiniBand (LINKTYPE_INFINIBAND 247, spec §7): LRH (VL 3, LVer 0, SL 0, LNH 2 = BTH
+/// follows, DLID 2, PktLen 8 words = LRH 8 + BTH 12 + payload 8 + ICRC 4, SLID 1), RC SEND
+/// ONLY to QP 0x45, A, PSN 7, 8 payload bytes, ICRC, then a 2-byte VCRC (not checked by
+/// roce-inspect; zero here). ICRC per spec §4 (native IB: real LRH with only VL masked):
+/// zlib.crc32(f0020002000800010400ffffff000045800000070011223344556677) = 0x48d9f450.
+const IB_LOCAL: &str = "3002 0002 0008 0001 | 04 00 ffff 00 000045 80 000007 |
+                        0011223344556677 | 50f4d948 | 0000";
+
+/// The same SEND with LNH 3: LRH (PktLen 18 words), GRH (TClass 0x12, FlowLabel 0x34567,
+/// PayLen 24, NxtHdr 0x1B, HopLmt 64, fe80::200:0:0:1 → fe80::200:0:0:2), BTH, payload. ICRC
+/// by the GRH rule (LRH replaced by 8×ff; TClass, FlowLabel, HopLmt masked):
+/// zlib.crc32(ffffffffffffffff 6fffffff00181bff fe80…01 fe80…02
+///            0400ffffff00004580000007 0011223344556677) = 0xc150cbb9.
+const IB_GLOBAL: &str = "3003 0002 0012 0001 |
+                         6123 4567 0018 1b40
+                         fe80 0000 0000 0000 0200 0000 0000 0001
+                         fe80 0000 0000 0000 0200 0000 0000 0002 |
+                         04 00 ffff 00 000045 80 000007 | 0011223344556677 | b9cb50c1 | 0000";
+
+fn check_ib_send(p: &RocePacket<'_>, icrc: [u8; 4]) {
+    assert_clean(p, icrc);
+    assert_eq!(p.version, RoceVersion::Ib);
+    let lrh = p.lrh.unwrap();
+    assert_eq!((lrh.vl, lrh.sl, lrh.dlid, lrh.slid), (3, 0, 2, 1));
+    let bth = p.bth.unwrap();
+    assert_eq!(
+        (bth.opcode.0, bth.dest_qp, bth.psn, bth.ack_req),
+        (4, 0x45, 7, true)
+    );
+    assert_eq!(p.payload, &hex("0011223344556677")[..]);
+}
+
+#[test]
+fn native_ib_local_and_global() {
+    let b = hex(IB_LOCAL);
+    let f = decode_frame(
+        LinkType::INFINIBAND,
+        &b,
+        b.len() as u32,
+        &DecodeConfig::default(),
+    );
+    let p = roce(&f);
+    check_ib_send(&p, [0x50, 0xf4, 0xd9, 0x48]);
+    assert_eq!(p.lrh.unwrap().lnh, 2);
+    assert_eq!((p.src, p.dst), (Address::Lid(1), Address::Lid(2)));
+    // VL is variant; DLID is not.
+    let mut v = b.clone();
+    v[0] = 0x70;
+    let q = decode_frame(
+        LinkType::INFINIBAND,
+        &v,
+        v.len() as u32,
+        &DecodeConfig::default(),
+    );
+    assert_eq!(roce(&q).icrc.status, IcrcStatus::Good);
+    v[3] = 3;
+    let q = decode_frame(
+        LinkType::INFINIBAND,
+        &v,
+        v.len() as u32,
+        &DecodeConfig::default(),
+    );
+    assert_eq!(roce(&q).icrc.status, IcrcStatus::Bad);
+
+    let b = hex(IB_GLOBAL);
+    let f = decode_frame(
+        LinkType::INFINIBAND,
+        &b,
+        b.len() as u32,
+        &DecodeConfig::default(),
+    );
+    let p = roce(&f);
+    check_ib_send(&p, [0xb9, 0xcb, 0x50, 0xc1]);
+    let g = p.grh.unwrap();
+    assert_eq!((g.tclass, g.flow_label, g.hop_limit), (0x12, 0x34567, 64));
+    assert!(matches!(p.src, Address::Gid(s) if s[15] == 1));
+    // With a GRH the whole LRH is variant (replaced by 8×ff): a new DLID keeps it good.
+    let mut v = b.clone();
+    v[3] = 9;
+    let q = decode_frame(
+        LinkType::INFINIBAND,
+        &v,
+        v.len() as u32,
+        &DecodeConfig::default(),
+    );
+    assert_eq!(roce(&q).icrc.status, IcrcStatus::Good);
+}
+
+/// The native-IB packet inside an ERF record of type 21, as ibdump writes it (link type 197):
+/// timestamp 8 bytes, type 0x15, flags 0, rlen 16 + 34 = 50, lctr 0, wlen 34, then the LRH.
+#[test]
+fn erf_type_21_infiniband() {
+    let b = hex(&format!(
+        "0000000000000000 15 00 0032 0000 0022 | {IB_LOCAL}"
+    ));
+    assert_eq!(b.len(), 50);
+    let f = decode_frame(LinkType::ERF, &b, b.len() as u32, &DecodeConfig::default());
+    check_ib_send(&roce(&f), [0x50, 0xf4, 0xd9, 0x48]);
+}
