@@ -753,3 +753,95 @@ fn erf_type_21_infiniband() {
     let f = decode_frame(LinkType::ERF, &b, b.len() as u32, &DecodeConfig::default());
     check_ib_send(&roce(&f), [0x50, 0xf4, 0xd9, 0x48]);
 }
+
+/// The same IP datagrams under the other link types of issue 2 point 2: raw IP (101, 228,
+/// 229), BSD loopback with a host-order (0) or network-order (108) address family, Linux
+/// cooked v1 (protocol at offset 14) and v2 (protocol at offset 0).
+#[test]
+fn other_link_types_carry_the_same_packet() {
+    let v4 = write_first()[14..].to_vec();
+    let v6 = {
+        let b = hex("020000000002 020000000001 86dd |
+                     66a1 2345 0028 1140
+                     2001 0db8 0000 0000 0000 0000 0000 0001
+                     2001 0db8 0000 0000 0000 0000 0000 0002 |
+                     c123 12b7 0028 1234 |
+                     0c 00 ffff 00 000022 80 123456 |
+                     0000000100002000 00c0ffee 00010000 |
+                     349d2b55");
+        b[14..].to_vec()
+    };
+    let cat = |a: &[u8], b: &[u8]| [a, b].concat();
+    // Linux cooked v1: packet type 0, ARPHRD_ETHER 1, address length 6, address (8), protocol.
+    let sll = |proto: &str, ip: &[u8]| {
+        cat(
+            &hex(&format!("0000 0001 0006 020000000001 0000 {proto}")),
+            ip,
+        )
+    };
+    // Linux cooked v2: protocol, reserved, ifindex, ARPHRD, packet type, address length, address.
+    let sll2 = |proto: &str, ip: &[u8]| {
+        cat(
+            &hex(&format!(
+                "{proto} 0000 00000002 0001 00 06 020000000001 0000"
+            )),
+            ip,
+        )
+    };
+    let cases: Vec<(&str, LinkType, Vec<u8>, bool)> = vec![
+        ("raw 101 v4", LinkType::RAW_101, v4.clone(), false),
+        ("raw 101 v6", LinkType::RAW_101, v6.clone(), true),
+        ("ipv4 228", LinkType::IPV4, v4.clone(), false),
+        ("ipv6 229", LinkType::IPV6, v6.clone(), true),
+        (
+            "null AF_INET LE",
+            LinkType::NULL,
+            cat(&[2, 0, 0, 0], &v4),
+            false,
+        ),
+        (
+            "null AF_INET6 (Linux 10) LE",
+            LinkType::NULL,
+            cat(&[10, 0, 0, 0], &v6),
+            true,
+        ),
+        (
+            "null AF_INET6 (BSD 24) LE",
+            LinkType::NULL,
+            cat(&[24, 0, 0, 0], &v6),
+            true,
+        ),
+        (
+            "loop AF_INET BE",
+            LinkType::LOOP,
+            cat(&[0, 0, 0, 2], &v4),
+            false,
+        ),
+        (
+            "loop AF_INET6 (FreeBSD 28) BE",
+            LinkType::LOOP,
+            cat(&[0, 0, 0, 28], &v6),
+            true,
+        ),
+        ("sll v4", LinkType::LINUX_SLL, sll("0800", &v4), false),
+        ("sll v6", LinkType::LINUX_SLL, sll("86dd", &v6), true),
+        ("sll2 v4", LinkType::LINUX_SLL2, sll2("0800", &v4), false),
+    ];
+    for (name, lt, b, is_v6) in cases {
+        let f = decode_frame(lt, &b, b.len() as u32, &DecodeConfig::default());
+        let p = match f.kind {
+            FrameKind::Roce(p) => p,
+            FrameKind::Other(o) => panic!("{name}: {o:?}"),
+        };
+        assert_eq!(p.icrc.status, IcrcStatus::Good, "{name}");
+        assert!(p.malformed.is_none() && !p.truncated, "{name}");
+        let op = p.bth.unwrap().opcode.0;
+        if is_v6 {
+            assert_eq!(op, 0x0c, "{name}");
+            assert!(matches!(p.src, Address::V6(_)), "{name}");
+        } else {
+            assert_eq!(op, 0x06, "{name}");
+            assert_eq!(p.src, Address::V4([10, 0, 0, 1]), "{name}");
+        }
+    }
+}
