@@ -666,3 +666,37 @@ fn nanosecond_pcap_timestamps_are_exact() {
         "{out}\nwant {shown}"
     );
 }
+
+/// The bundled samples are byte-identical copies of real captures, carry the CC BY-SA 4.0
+/// attribution (captures README), and decode with every ICRC good.
+#[test]
+fn samples_are_attributed_unmodified_real_captures() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(readme.contains("CC BY-SA 4.0"), "licence named");
+    assert!(readme.contains("linlinw5/rdma_ib_tutorial"), "source named");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "pcap") {
+            continue;
+        }
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        assert_eq!(
+            std::fs::read(&p).unwrap(),
+            std::fs::read(real(&name)).unwrap(),
+            "{name} differs from the real capture"
+        );
+        assert!(
+            readme.contains(&name),
+            "{name} not described in samples/README.md"
+        );
+        let v = read_json(&["read", p.to_str().unwrap(), "--json"]);
+        assert!(
+            !v.is_empty() && v.iter().all(|x| x["icrc"]["status"] == "good"),
+            "{name}"
+        );
+        n += 1;
+    }
+    assert!((3..=4).contains(&n), "{n} samples");
+}
