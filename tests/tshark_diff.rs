@@ -6,8 +6,8 @@
 //! not given) must be the same frame numbers, and for each of them every header field both tools
 //! decode must be equal: BTH (opcode, SE, M, PadCnt, TVer, P_Key, DestQP, AckReq, PSN), RETH,
 //! AETH, DETH, AtomicETH, AtomicAckETH, ImmDt, IETH, the ICRC bytes on the wire, plus the
-//! timestamp (ns since the epoch), frame lengths, VLAN tags and IP addresses. Presence must match too: a
-//! header one tool shows and the other does not is a failure.
+//! timestamp (ns since the epoch), frame lengths, VLAN tags and IP addresses. Presence must
+//! match too: a header one tool shows and the other does not is a failure.
 //!
 //! tshark is the oracle; a missing tshark is a failure (CI installs it with `make deps`).
 //!
@@ -33,6 +33,11 @@
 //!   some zero-length UD SEND ONLY packets of the synthetic capture, throws an exception, and
 //!   then omits the ICRC field; disabling it (like `rpcordma`, which the captures README
 //!   disables for the same reason) lets tshark show every header.
+//! * Not in these captures, so not compared, but seen when the hand-built vectors of
+//!   `tests/vectors.rs` were fed to tshark 4.0.17: it does not know FLUSH (0x1C) or ATOMIC
+//!   WRITE (0x1D), and for RD SEND ONLY (0x44) it reads the RDETH 8 bytes late (the DETH's
+//!   SrcQP word as EE-Context, the payload as DETH), where the spec digest (§2, rxe offsets:
+//!   RDETH at 12, DETH at 16) puts them right after the BTH. We follow the spec.
 //! * Truncated frames (`rping.snap64/96`): tshark drops a header whose bytes are not all
 //!   captured (e.g. a RETH cut at 64 bytes) and so do we, so the presence rule applies as is.
 
