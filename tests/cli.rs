@@ -700,3 +700,12 @@ fn samples_are_attributed_unmodified_real_captures() {
     }
     assert!((3..=4).contains(&n), "{n} samples");
 }
+
+/// Empty standard input is reported as empty, like an empty file.
+#[test]
+fn empty_stdin() {
+    let out = bin().args(["read", "-"]).write_stdin("").output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_one_line_error(out.status.code(), &err, "<stdin>", "empty stdin");
+    assert!(err.contains("empty"), "{err}");
+}
