@@ -59,8 +59,15 @@ impl FileSource {
     pub fn open(path: &str) -> Result<FileSource, FileError> {
         let cap = if path == "-" {
             // SAFETY: fd 0 is open for the life of the process; libpcap takes a FILE* over it.
-            unsafe { Capture::from_raw_fd_with_precision(0, Precision::Nano) }
-                .map_err(|e| FileError::Format(pcap_msg(e)))?
+            unsafe { Capture::from_raw_fd_with_precision(0, Precision::Nano) }.map_err(|e| {
+                let m = pcap_msg(e);
+                // libpcap's wording when standard input ends before the first byte.
+                if m.contains("file header bytes, only got 0") {
+                    FileError::Empty
+                } else {
+                    FileError::Format(m)
+                }
+            })?
         } else {
             let p = Path::new(path);
             match fs::metadata(p) {
