@@ -463,10 +463,17 @@ fn all_and_bpf_filter() {
     let udp = read_json(&["read", f, "--json", "--all", "-f", "udp"]);
     assert_eq!(udp.len(), roce.len());
     assert!(udp.iter().all(|v| v["roce"] == "v2"));
+    // Filtered frames keep their numbers in the file, as Wireshark numbers them.
+    assert_eq!(
+        frames_of(&udp),
+        frames_of(&roce.iter().map(|v| (*v).clone()).collect::<Vec<_>>())
+    );
+    let tcp_numbers: Vec<u64> = other.iter().map(|v| v["frame"].as_u64().unwrap()).collect();
     // 'tcp' keeps no RoCE frame.
     assert!(read_json(&["read", f, "--json", "-f", "tcp"]).is_empty());
     let tcp = read_json(&["read", f, "--json", "--all", "-f", "tcp"]);
     assert_eq!(tcp.len(), other.len());
+    assert_eq!(frames_of(&tcp), tcp_numbers);
     // The text output of --all has one line per frame.
     let (code, out, _) = run(&["read", f, "--all"]);
     assert_eq!((code, out.lines().count()), (Some(0), recs.len()));
