@@ -10,7 +10,7 @@ DEB_PACKAGES := libpcap-dev pkg-config libibverbs-dev librdmacm-dev libclang-dev
 
 # rdma-sys 0.3 builds its bindings with bindgen 0.59, which fails on libclang >= 16: prefer the
 # oldest installed libclang (Debian 12 ships 14) unless the caller set LIBCLANG_PATH.
-LIBCLANG_PATH ?= $(firstword $(wildcard /usr/lib/llvm-14/lib /usr/lib/llvm-15/lib))
+LIBCLANG_PATH ?= $(patsubst %/,%,$(dir $(firstword $(wildcard /usr/lib/llvm-14/lib/libclang.so.1 /usr/lib/llvm-15/lib/libclang.so.1))))
 ifneq ($(LIBCLANG_PATH),)
 export LIBCLANG_PATH
 endif

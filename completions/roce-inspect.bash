@@ -16,11 +16,17 @@ _roce__inspect() {
             ",$1")
                 cmd="roce__inspect"
                 ;;
+            roce__inspect,generate)
+                cmd="roce__inspect__subcmd__generate"
+                ;;
             roce__inspect,help)
                 cmd="roce__inspect__subcmd__help"
                 ;;
             roce__inspect,read)
                 cmd="roce__inspect__subcmd__read"
+                ;;
+            roce__inspect__subcmd__help,generate)
+                cmd="roce__inspect__subcmd__help__subcmd__generate"
                 ;;
             roce__inspect__subcmd__help,help)
                 cmd="roce__inspect__subcmd__help__subcmd__help"
@@ -35,7 +41,7 @@ _roce__inspect() {
 
     case "${cmd}" in
         roce__inspect)
-            opts="-h -V --help --version read help"
+            opts="-h -V --help --version read generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -48,9 +54,89 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roce__subcmd__inspect__subcmd__help)
-            opts="read help"
+        roce__subcmd__inspect__subcmd__generate)
+            opts="-h --listen --peer --oob-port --device --ib-port --gid-index --gpu --size --imm --iters --duration --tx-depth --qps --tclass --mtu --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --peer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --oob-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --device)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ib-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gid-index)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpu)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --iters)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tx-depth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --qps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tclass)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mtu)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        roce__subcmd__inspect__subcmd__help)
+            opts="read generate help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        roce__subcmd__inspect__subcmd__help__subcmd__generate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

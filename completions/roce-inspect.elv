@@ -23,6 +23,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand read 'Decode a pcap or pcapng capture file (`-` reads standard input)'
+            cand generate 'Send RDMA WRITE traffic over libibverbs, from host or GPU memory, as perftest''s ib_write_bw'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'roce-inspect;read'= {
@@ -42,11 +43,34 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'roce-inspect;generate'= {
+            cand --peer 'Be the client and write to this server: an IPv4 address, an IPv6 address, or a GID'
+            cand --oob-port 'TCP port of the out-of-band exchange (QPN, PSN, GID, rkey, address, MTU)'
+            cand --device 'RDMA device to use (default: the first device with an active Ethernet port)'
+            cand --ib-port 'Port number on the device (1-based, as in `ibv_devinfo`)'
+            cand --gid-index 'GID-table index to send from (default: the first RoCE v2 GID of the peer''s address family, preferring non-link-local ones)'
+            cand --gpu 'Put the buffer in the memory of CUDA GPU N instead of host memory (needs the `gpu` build feature, an NVIDIA driver, and a NIC that can register GPU memory through dma-buf or nvidia-peermem)'
+            cand --size 'Bytes per RDMA WRITE (client), with an optional K, M or G suffix (powers of 1024)'
+            cand --iters 'WRITEs per QP (client); the default when --duration is not given is 5000, perftest''s'
+            cand --duration 'Send for this many seconds instead of a number of WRITEs (client)'
+            cand --tx-depth 'WRITEs outstanding per QP (client): the send-queue depth'
+            cand --qps 'Number of parallel RC QPs (client); each writes to its own slice of the server''s buffer'
+            cand --tclass 'IP traffic class of our packets (the GRH traffic class: DSCP << 2 | ECN)'
+            cand --mtu 'Cap the path MTU (bytes: 256, 512, 1024, 2048 or 4096); otherwise the smaller of the two ports'' active MTUs'
+            cand --listen 'Be the server: wait for a client on --oob-port and let it write into our buffer'
+            cand --imm 'Send RDMA WRITE WITH IMMEDIATE instead of RDMA WRITE (client); the server posts receives and counts the immediates'
+            cand --json 'Print the QP lines and the results as one JSON document instead of text and a table'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'roce-inspect;help'= {
             cand read 'Decode a pcap or pcapng capture file (`-` reads standard input)'
+            cand generate 'Send RDMA WRITE traffic over libibverbs, from host or GPU memory, as perftest''s ib_write_bw'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'roce-inspect;help;read'= {
+        }
+        &'roce-inspect;help;generate'= {
         }
         &'roce-inspect;help;help'= {
         }

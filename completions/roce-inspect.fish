@@ -27,6 +27,7 @@ end
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -s V -l version -d 'Print version'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
+complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "generate" -d 'Send RDMA WRITE traffic over libibverbs, from host or GPU memory, as perftest\'s ib_write_bw'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s c -l count -d 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s f -l filter -d 'libpcap BPF filter expression, like tcpdump\'s, e.g. `-f \'udp port 4791 and host 10.0.0.1\'`' -r
@@ -41,5 +42,23 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s V -l 
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l all -d 'Also list frames that are not RoCE, one short line each'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s n -d 'Accepted for tcpdump compatibility; addresses are never resolved to names'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read help" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l peer -d 'Be the client and write to this server: an IPv4 address, an IPv6 address, or a GID' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l oob-port -d 'TCP port of the out-of-band exchange (QPN, PSN, GID, rkey, address, MTU)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l device -d 'RDMA device to use (default: the first device with an active Ethernet port)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l ib-port -d 'Port number on the device (1-based, as in `ibv_devinfo`)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l gid-index -d 'GID-table index to send from (default: the first RoCE v2 GID of the peer\'s address family, preferring non-link-local ones)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l gpu -d 'Put the buffer in the memory of CUDA GPU N instead of host memory (needs the `gpu` build feature, an NVIDIA driver, and a NIC that can register GPU memory through dma-buf or nvidia-peermem)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l size -d 'Bytes per RDMA WRITE (client), with an optional K, M or G suffix (powers of 1024)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l iters -d 'WRITEs per QP (client); the default when --duration is not given is 5000, perftest\'s' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l duration -d 'Send for this many seconds instead of a number of WRITEs (client)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l tx-depth -d 'WRITEs outstanding per QP (client): the send-queue depth' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l qps -d 'Number of parallel RC QPs (client); each writes to its own slice of the server\'s buffer' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l tclass -d 'IP traffic class of our packets (the GRH traffic class: DSCP << 2 | ECN)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l mtu -d 'Cap the path MTU (bytes: 256, 512, 1024, 2048 or 4096); otherwise the smaller of the two ports\' active MTUs' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l listen -d 'Be the server: wait for a client on --oob-port and let it write into our buffer'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l imm -d 'Send RDMA WRITE WITH IMMEDIATE instead of RDMA WRITE (client); the server posts receives and counts the immediates'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l json -d 'Print the QP lines and the results as one JSON document instead of text and a table'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read generate help" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read generate help" -f -a "generate" -d 'Send RDMA WRITE traffic over libibverbs, from host or GPU memory, as perftest\'s ib_write_bw'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

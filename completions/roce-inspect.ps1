@@ -26,6 +26,7 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('read', 'read', [CompletionResultType]::ParameterValue, 'Decode a pcap or pcapng capture file (`-` reads standard input)')
+            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Send RDMA WRITE traffic over libibverbs, from host or GPU memory, as perftest''s ib_write_bw')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -47,12 +48,37 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
+        'roce-inspect;generate' {
+            [CompletionResult]::new('--peer', '--peer', [CompletionResultType]::ParameterName, 'Be the client and write to this server: an IPv4 address, an IPv6 address, or a GID')
+            [CompletionResult]::new('--oob-port', '--oob-port', [CompletionResultType]::ParameterName, 'TCP port of the out-of-band exchange (QPN, PSN, GID, rkey, address, MTU)')
+            [CompletionResult]::new('--device', '--device', [CompletionResultType]::ParameterName, 'RDMA device to use (default: the first device with an active Ethernet port)')
+            [CompletionResult]::new('--ib-port', '--ib-port', [CompletionResultType]::ParameterName, 'Port number on the device (1-based, as in `ibv_devinfo`)')
+            [CompletionResult]::new('--gid-index', '--gid-index', [CompletionResultType]::ParameterName, 'GID-table index to send from (default: the first RoCE v2 GID of the peer''s address family, preferring non-link-local ones)')
+            [CompletionResult]::new('--gpu', '--gpu', [CompletionResultType]::ParameterName, 'Put the buffer in the memory of CUDA GPU N instead of host memory (needs the `gpu` build feature, an NVIDIA driver, and a NIC that can register GPU memory through dma-buf or nvidia-peermem)')
+            [CompletionResult]::new('--size', '--size', [CompletionResultType]::ParameterName, 'Bytes per RDMA WRITE (client), with an optional K, M or G suffix (powers of 1024)')
+            [CompletionResult]::new('--iters', '--iters', [CompletionResultType]::ParameterName, 'WRITEs per QP (client); the default when --duration is not given is 5000, perftest''s')
+            [CompletionResult]::new('--duration', '--duration', [CompletionResultType]::ParameterName, 'Send for this many seconds instead of a number of WRITEs (client)')
+            [CompletionResult]::new('--tx-depth', '--tx-depth', [CompletionResultType]::ParameterName, 'WRITEs outstanding per QP (client): the send-queue depth')
+            [CompletionResult]::new('--qps', '--qps', [CompletionResultType]::ParameterName, 'Number of parallel RC QPs (client); each writes to its own slice of the server''s buffer')
+            [CompletionResult]::new('--tclass', '--tclass', [CompletionResultType]::ParameterName, 'IP traffic class of our packets (the GRH traffic class: DSCP << 2 | ECN)')
+            [CompletionResult]::new('--mtu', '--mtu', [CompletionResultType]::ParameterName, 'Cap the path MTU (bytes: 256, 512, 1024, 2048 or 4096); otherwise the smaller of the two ports'' active MTUs')
+            [CompletionResult]::new('--listen', '--listen', [CompletionResultType]::ParameterName, 'Be the server: wait for a client on --oob-port and let it write into our buffer')
+            [CompletionResult]::new('--imm', '--imm', [CompletionResultType]::ParameterName, 'Send RDMA WRITE WITH IMMEDIATE instead of RDMA WRITE (client); the server posts receives and counts the immediates')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the QP lines and the results as one JSON document instead of text and a table')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'roce-inspect;help' {
             [CompletionResult]::new('read', 'read', [CompletionResultType]::ParameterValue, 'Decode a pcap or pcapng capture file (`-` reads standard input)')
+            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Send RDMA WRITE traffic over libibverbs, from host or GPU memory, as perftest''s ib_write_bw')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'roce-inspect;help;read' {
+            break
+        }
+        'roce-inspect;help;generate' {
             break
         }
         'roce-inspect;help;help' {

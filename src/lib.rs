@@ -1,11 +1,12 @@
 //! roce-inspect: a packet inspector for RDMA over Converged Ethernet.
 //!
 //! The pipeline: [`source`] (capture files, live interfaces) → [`decode`] (pure, no I/O) →
-//! [`analyze`] (flows, PSN, messages, congestion) → [`output`] (text, table, JSON). The [`cli`]
-//! module wires them together; `generate` (RDMA traffic over libibverbs) stands apart.
+//! [`output`] (text, JSON) with the [`cli`] module wiring them together; [`generate`] (RDMA
+//! traffic over libibverbs) stands apart.
 
 pub mod analyze;
 pub mod cli;
 pub mod decode;
+pub mod generate;
 pub mod output;
 pub mod source;

@@ -11,6 +11,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Read(a) => pipeline::read_file(&a.file, &a.display),
+        Command::Generate(a) => roce_inspect::generate::run(a).map(|()| Outcome::Ok),
     };
     match result {
         Ok(Outcome::Ok) | Ok(Outcome::ClosedPipe) => ExitCode::SUCCESS,

@@ -56,6 +56,11 @@ pub enum Command {
                             tcpdump -w - -i eth0 udp port 4791 | roce-inspect read -"
     )]
     Read(ReadArgs),
+    /// Send RDMA WRITE traffic over libibverbs, from host or GPU memory, as perftest's ib_write_bw.
+    #[command(after_help = "Examples:\n  roce-inspect generate --listen\n  \
+                            roce-inspect generate --peer 192.168.1.2 --size 8K --iters 100\n  \
+                            roce-inspect generate --gpu 0 --peer fe80::2:c903:0:1 --imm")]
+    Generate(crate::generate::GenerateArgs),
 }
 
 /// `read` arguments.

@@ -81,7 +81,7 @@ impl Run {
         let frame = decode_frame(self.linktype, rec.data, rec.len, &self.cfg);
         if selected(&self.display, &frame) {
             let ctx = FrameCtx {
-                number: self.frames,
+                number: rec.number,
                 ts_ns: rec.ts_ns,
                 rel_ns: rec.ts_ns.saturating_sub(first),
                 caplen: rec.caplen,

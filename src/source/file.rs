@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::Path;
 
-use pcap::{Capture, Offline, Precision};
+use pcap::{BpfProgram, Capture, Offline, Precision};
 
 use super::{Record, ts_to_ns};
 use crate::decode::LinkType;
@@ -40,6 +40,12 @@ pub enum FileError {
 pub struct FileSource {
     cap: Capture<Offline>,
     linktype: LinkType,
+    filter: Option<BpfProgram>,
+    number: u64,
+    /// The current frame's bytes. libpcap's buffer cannot be handed out from inside the
+    /// filter loop (the borrow checker cannot see that a skipped frame's borrow ends), so the
+    /// frame is copied once into this reused buffer: no allocation after the first frames.
+    buf: Vec<u8>,
     done: bool,
 }
 
@@ -59,8 +65,15 @@ impl FileSource {
     pub fn open(path: &str) -> Result<FileSource, FileError> {
         let cap = if path == "-" {
             // SAFETY: fd 0 is open for the life of the process; libpcap takes a FILE* over it.
-            unsafe { Capture::from_raw_fd_with_precision(0, Precision::Nano) }
-                .map_err(|e| FileError::Format(pcap_msg(e)))?
+            unsafe { Capture::from_raw_fd_with_precision(0, Precision::Nano) }.map_err(|e| {
+                let m = pcap_msg(e);
+                // libpcap's wording when standard input ends before the first byte.
+                if m.contains("file header bytes, only got 0") {
+                    FileError::Empty
+                } else {
+                    FileError::Format(m)
+                }
+            })?
         } else {
             let p = Path::new(path);
             match fs::metadata(p) {
@@ -87,18 +100,26 @@ impl FileSource {
         Ok(FileSource {
             cap,
             linktype,
+            filter: None,
+            number: 0,
+            buf: Vec::with_capacity(65536),
             done: false,
         })
     }
 
-    /// Apply a libpcap BPF filter expression (tcpdump syntax).
+    /// Apply a libpcap BPF filter expression (tcpdump syntax). The filter runs here, in user
+    /// space (`pcap_offline_filter`), rather than inside libpcap's reader, so that frames keep
+    /// their numbers in the file as Wireshark shows them.
     ///
     /// # Errors
     /// [`FileError::Filter`] with libpcap's message.
     pub fn set_filter(&mut self, expr: &str) -> Result<(), FileError> {
-        self.cap
-            .filter(expr, true)
-            .map_err(|e| FileError::Filter(pcap_msg(e)))
+        let prog = self
+            .cap
+            .compile(expr, true)
+            .map_err(|e| FileError::Filter(pcap_msg(e)))?;
+        self.filter = Some(prog);
+        Ok(())
     }
 
     /// The file's link type.
@@ -115,22 +136,38 @@ impl FileSource {
         if self.done {
             return Ok(None);
         }
-        match self.cap.next_packet() {
-            Ok(p) => Ok(Some(Record {
-                ts_ns: ts_to_ns(&p.header.ts),
-                caplen: p.header.caplen,
-                len: p.header.len,
-                data: p.data,
-            })),
-            Err(pcap::Error::NoMorePackets) => {
-                self.done = true;
-                Ok(None)
+        let header = loop {
+            match self.cap.next_packet() {
+                Ok(p) => {
+                    self.number += 1;
+                    if self.filter.as_ref().is_some_and(|f| !f.filter(p.data)) {
+                        continue;
+                    }
+                    self.buf.clear();
+                    self.buf.extend_from_slice(p.data);
+                    break *p.header;
+                }
+                Err(e) => {
+                    self.done = true;
+                    return end(e);
+                }
             }
-            Err(e) => {
-                self.done = true;
-                Err(FileError::Read(pcap_msg(e)))
-            }
-        }
+        };
+        Ok(Some(Record {
+            number: self.number,
+            ts_ns: ts_to_ns(&header.ts),
+            caplen: header.caplen,
+            len: header.len,
+            data: &self.buf,
+        }))
+    }
+}
+
+/// End of the file (`Ok(None)`) or a read error.
+fn end(e: pcap::Error) -> Result<Option<Record<'static>>, FileError> {
+    match e {
+        pcap::Error::NoMorePackets => Ok(None),
+        e => Err(FileError::Read(pcap_msg(e))),
     }
 }
 

@@ -8,6 +8,8 @@ pub use file::FileSource;
 /// One captured frame as libpcap delivers it.
 #[derive(Clone, Copy, Debug)]
 pub struct Record<'a> {
+    /// Frame number in the source, from 1 as in Wireshark, counting frames a filter skipped.
+    pub number: u64,
     /// Capture time in nanoseconds since the Unix epoch (exact for µs and ns files).
     pub ts_ns: u64,
     /// Bytes captured (`caplen` in libpcap's `pcap_pkthdr`).

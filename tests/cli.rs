@@ -1,0 +1,718 @@
+//! Command-line behaviour of `roce-inspect read` (assert_cmd): the errors of issue 2 point 5,
+//! usage errors, a closed output pipe, NDJSON keys, the selection options, standard input,
+//! `--roce-port`, and colour control.
+//!
+//! Expected frame counts and positions come from walking the pcap record headers here (24-byte
+//! file header, 16-byte record headers: libpcap's classic format), not from roce-inspect.
+
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/captures");
+
+fn real(name: &str) -> PathBuf {
+    Path::new(CAPTURES).join("real").join(name)
+}
+
+fn bin() -> Command {
+    let mut c = Command::cargo_bin("roce-inspect").unwrap();
+    c.env_remove("NO_COLOR");
+    c
+}
+
+/// Run and return (status code, stdout, stderr).
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = bin().args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn json_lines(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// The error contract: exit 1, exactly one stderr line, prefixed, naming the file.
+fn assert_one_line_error(code: Option<i32>, stderr: &str, file: &str, what: &str) {
+    assert_eq!(code, Some(1), "{what}: exit status; stderr {stderr:?}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "{what}: stderr must be one line: {stderr:?}"
+    );
+    assert!(
+        lines[0].starts_with("roce-inspect: "),
+        "{what}: {:?}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains(file),
+        "{what}: file not named: {:?}",
+        lines[0]
+    );
+    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+}
+
+/// Classic little-endian pcap: (link type, [(record offset, record end, ts_ns)]).
+fn pcap_records(b: &[u8]) -> (u32, Vec<(usize, usize, u64)>) {
+    assert_eq!(&b[..4], &[0xd4, 0xc3, 0xb2, 0xa1], "µs little-endian pcap");
+    let le = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+    let lt = le(20);
+    let mut off = 24;
+    let mut recs = Vec::new();
+    while off + 16 <= b.len() {
+        let caplen = le(off + 8) as usize;
+        let end = off + 16 + caplen;
+        if end > b.len() {
+            break;
+        }
+        let ts = le(off) as u64 * 1_000_000_000 + le(off + 4) as u64 * 1000;
+        recs.push((off, end, ts));
+        off = end;
+    }
+    (lt, recs)
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+// ---------------------------------------------------------------- errors (issue 2 point 5)
+
+#[test]
+fn missing_file() {
+    let (code, out, err) = run(&["read", "/nonexistent/dir/trace.pcap"]);
+    assert_one_line_error(code, &err, "/nonexistent/dir/trace.pcap", "missing");
+    assert!(err.contains("No such file"), "{err}");
+    assert!(out.is_empty());
+}
+
+#[test]
+fn empty_file() {
+    let d = tmp();
+    let p = d.path().join("empty.pcap");
+    std::fs::write(&p, b"").unwrap();
+    let (code, out, err) = run(&["read", p.to_str().unwrap()]);
+    assert_one_line_error(code, &err, "empty.pcap", "empty");
+    assert!(err.contains("empty"), "{err}");
+    assert!(out.is_empty());
+}
+
+#[test]
+fn not_a_capture() {
+    let d = tmp();
+    let p = d.path().join("notes.pcap");
+    std::fs::write(&p, "this is a text file, not a capture\n".repeat(10)).unwrap();
+    let (code, out, err) = run(&["read", p.to_str().unwrap()]);
+    assert_one_line_error(code, &err, "notes.pcap", "not a capture");
+    assert!(err.contains("not a pcap"), "{err}");
+    assert!(out.is_empty());
+}
+
+#[test]
+fn directory_is_an_error() {
+    let d = tmp();
+    let (code, _, err) = run(&["read", d.path().to_str().unwrap()]);
+    assert_one_line_error(code, &err, d.path().to_str().unwrap(), "directory");
+}
+
+/// A file cut in the middle of its 24th record: the 23 complete records are still printed,
+/// then one line on stderr naming the file, exit 1.
+#[test]
+fn file_cut_in_the_middle_of_a_record() {
+    let full = std::fs::read(real("rping.pcap")).unwrap();
+    let (_, recs) = pcap_records(&full);
+    let cut_rec = 23; // 0-based index of the record that gets cut
+    let (start, end, _) = recs[cut_rec];
+    let cut = start + 16 + (end - start - 16) / 2;
+    let d = tmp();
+    let p = d.path().join("cut.pcap");
+    std::fs::write(&p, &full[..cut]).unwrap();
+
+    let (code, out, err) = run(&["read", p.to_str().unwrap(), "--all", "--json"]);
+    assert_one_line_error(code, &err, "cut.pcap", "cut record");
+    let frames: Vec<u64> = json_lines(&out)
+        .iter()
+        .map(|v| v["frame"].as_u64().unwrap())
+        .collect();
+    assert_eq!(frames, (1..=cut_rec as u64).collect::<Vec<_>>());
+
+    // Same in the default text format: 23 lines, then the error.
+    let (code, out, err) = run(&["read", p.to_str().unwrap(), "--all"]);
+    assert_one_line_error(code, &err, "cut.pcap", "cut record (text)");
+    assert_eq!(out.lines().count(), cut_rec);
+
+    // And a file cut inside a record *header*.
+    let p2 = d.path().join("cut2.pcap");
+    std::fs::write(&p2, &full[..start + 6]).unwrap();
+    let (code, out, err) = run(&["read", p2.to_str().unwrap(), "--all"]);
+    assert_one_line_error(code, &err, "cut2.pcap", "cut record header");
+    assert_eq!(out.lines().count(), cut_rec);
+}
+
+#[test]
+fn pcapng_cut_in_the_middle_of_a_block() {
+    let full = std::fs::read(Path::new(CAPTURES).join("derived/rping.pcapng")).unwrap();
+    let d = tmp();
+    let p = d.path().join("cut.pcapng");
+    std::fs::write(&p, &full[..full.len() / 2]).unwrap();
+    let (code, out, err) = run(&["read", p.to_str().unwrap(), "--all"]);
+    assert_one_line_error(code, &err, "cut.pcapng", "cut pcapng");
+    assert!(
+        out.lines().count() > 10,
+        "frames before the cut are printed"
+    );
+}
+
+/// A pcap file header with link type 105 (IEEE 802.11), written by hand.
+#[test]
+fn unsupported_link_type() {
+    let mut h = Vec::new();
+    h.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes()); // magic, µs
+    h.extend_from_slice(&2u16.to_le_bytes()); // version 2.4
+    h.extend_from_slice(&4u16.to_le_bytes());
+    h.extend_from_slice(&0i32.to_le_bytes()); // thiszone
+    h.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
+    h.extend_from_slice(&65535u32.to_le_bytes()); // snaplen
+    h.extend_from_slice(&105u32.to_le_bytes()); // LINKTYPE_IEEE802_11
+    // One 4-byte record, so the error is about the link type and not about an empty file.
+    h.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 1, 2, 3, 4]);
+    let d = tmp();
+    let p = d.path().join("wifi.pcap");
+    std::fs::write(&p, &h).unwrap();
+    let (code, out, err) = run(&["read", p.to_str().unwrap()]);
+    assert_one_line_error(code, &err, "wifi.pcap", "link type");
+    assert!(err.contains("105"), "{err}");
+    assert!(out.is_empty());
+}
+
+// ---------------------------------------------------------------- usage errors: exit 2
+
+#[test]
+fn bad_arguments_exit_2() {
+    let f = real("rping.pcap");
+    let f = f.to_str().unwrap();
+    for args in [
+        vec![],
+        vec!["read"],
+        vec!["frobnicate", f],
+        vec!["read", f, "--frobnicate"],
+        vec!["read", f, "--qp", "zz"],
+        vec!["read", f, "--qp", "0x1000000"], // wider than 24 bits
+        vec!["read", f, "--opcode", "NOT_AN_OPCODE"],
+        vec!["read", f, "--opcode", "256"],
+        vec!["read", f, "-c", "x"],
+        vec!["read", f, "--color", "sometimes"],
+        vec!["read", f, "--roce-port", "70000"],
+    ] {
+        let (code, out, err) = run(&args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}");
+        assert!(
+            !err.is_empty() && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn bad_filter_is_a_one_line_error() {
+    let (code, out, err) = run(&[
+        "read",
+        real("rping.pcap").to_str().unwrap(),
+        "-f",
+        "udp and (((",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("roce-inspect: "), "{err}");
+    assert!(out.is_empty());
+}
+
+// ---------------------------------------------------------------- closed pipe
+
+/// `read f.pcap | head -1` through a real shell pipe: exit 0 (or death by SIGPIPE), no panic
+/// text. The synthetic capture prints ~3000 lines, far more than a pipe buffer holds.
+#[test]
+fn closed_pipe_is_quiet() {
+    let bin = assert_cmd::cargo::cargo_bin("roce-inspect");
+    let f = Path::new(CAPTURES).join("synthetic/loss_ce_read.pcap");
+    for extra in ["", "--json", "-V", "--all"] {
+        let script = format!(
+            "set -o pipefail; '{}' read '{}' {extra} | head -1 >/dev/null",
+            bin.display(),
+            f.display()
+        );
+        let out = StdCommand::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        // With pipefail the pipeline's status is roce-inspect's: 0, or 128+13 if SIGPIPE.
+        let code = out.status.code();
+        assert!(
+            code == Some(0) || code == Some(141),
+            "{extra}: status {code:?}, stderr {err}"
+        );
+        assert!(err.is_empty(), "{extra}: stderr {err:?}");
+    }
+}
+
+// ---------------------------------------------------------------- JSON
+
+const TOP_KEYS: &[&str] = &[
+    "frame",
+    "ts_ns",
+    "len",
+    "caplen",
+    "roce",
+    "src",
+    "dst",
+    "ecn",
+    "bth",
+    "payload_len",
+    "icrc",
+];
+const BTH_KEYS: &[&str] = &[
+    "opcode",
+    "opcode_name",
+    "se",
+    "m",
+    "pad",
+    "tver",
+    "pkey",
+    "fecn",
+    "becn",
+    "dest_qp",
+    "ack_req",
+    "psn",
+];
+
+fn has_keys(v: &Value, keys: &[&str], ctx: &str) {
+    for k in keys {
+        assert!(v.get(k).is_some(), "{ctx}: missing key {k:?} in {v}");
+    }
+}
+
+/// Every `--json` line parses and carries the documented keys with the documented types;
+/// `ts_ns`, `len` and `caplen` equal the pcap record headers.
+#[test]
+fn json_lines_have_the_documented_keys() {
+    let mut seen_ext = std::collections::BTreeSet::new();
+    for name in [
+        "rping.pcap",
+        "rdma_atomic_bw.pcap",
+        "nccl_nccl_node0.pcap",
+        "pingpong_ud.pcap",
+    ] {
+        let path = real(name);
+        let bytes = std::fs::read(&path).unwrap();
+        let (_, recs) = pcap_records(&bytes);
+        let (code, out, err) = run(&["read", path.to_str().unwrap(), "--json"]);
+        assert_eq!(code, Some(0), "{err}");
+        let lines = json_lines(&out);
+        assert!(!lines.is_empty());
+        for v in &lines {
+            let ctx = format!("{name} {v}");
+            has_keys(v, TOP_KEYS, &ctx);
+            has_keys(&v["bth"], BTH_KEYS, &ctx);
+            has_keys(&v["icrc"], &["status", "value", "expected"], &ctx);
+            let n = v["frame"].as_u64().unwrap() as usize;
+            let (off, end, ts) = recs[n - 1];
+            let le = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap()) as u64;
+            assert_eq!(v["ts_ns"].as_u64(), Some(ts), "{ctx}");
+            assert_eq!(v["caplen"].as_u64(), Some((end - off - 16) as u64), "{ctx}");
+            assert_eq!(v["len"].as_u64(), Some(le(off + 12)), "{ctx}");
+            assert_eq!(v["roce"], "v2");
+            assert!(
+                ["not-ect", "ect0", "ect1", "ce"].contains(&v["ecn"].as_str().unwrap()),
+                "{ctx}"
+            );
+            assert!(v["bth"]["opcode"].is_u64() && v["bth"]["opcode_name"].is_string());
+            assert!(v["bth"]["ack_req"].is_boolean() && v["bth"]["psn"].is_u64());
+            assert!(v["payload_len"].is_u64());
+            for (k, keys) in [
+                ("reth", &["va", "rkey", "dma_len"][..]),
+                ("aeth", &["syndrome", "kind", "value", "msn"][..]),
+                ("deth", &["qkey", "src_qp"][..]),
+                ("atomic_eth", &["va", "rkey", "swap_add", "compare"][..]),
+                ("atomic_ack_eth", &["orig"][..]),
+            ] {
+                if let Some(h) = v.get(k) {
+                    has_keys(h, keys, &ctx);
+                    for kk in keys {
+                        assert!(h[kk].is_u64() || *kk == "kind", "{ctx}: {k}.{kk}");
+                    }
+                    seen_ext.insert(k);
+                }
+            }
+            if v.get("imm").is_some() {
+                assert!(v["imm"].is_u64(), "{ctx}");
+                seen_ext.insert("imm");
+            }
+        }
+    }
+    assert_eq!(seen_ext.len(), 6, "extended headers seen: {seen_ext:?}");
+}
+
+// ---------------------------------------------------------------- selection options
+
+fn read_json(args: &[&str]) -> Vec<Value> {
+    let (code, out, err) = run(args);
+    assert_eq!(code, Some(0), "{args:?}: {err}");
+    json_lines(&out)
+}
+
+fn frames_of(v: &[Value]) -> Vec<u64> {
+    v.iter().map(|x| x["frame"].as_u64().unwrap()).collect()
+}
+
+#[test]
+fn qp_selects_destination_qp() {
+    let f = real("rping.pcap");
+    let f = f.to_str().unwrap();
+    let all = read_json(&["read", f, "--json"]);
+    for q in ["0x2b", "43", "0x2c", "1"] {
+        let qn = if let Some(h) = q.strip_prefix("0x") {
+            u64::from_str_radix(h, 16).unwrap()
+        } else {
+            q.parse().unwrap()
+        };
+        let sel = read_json(&["read", f, "--json", "--qp", q]);
+        assert!(!sel.is_empty(), "--qp {q}");
+        let want: Vec<u64> = all
+            .iter()
+            .filter(|v| v["bth"]["dest_qp"].as_u64() == Some(qn))
+            .map(|v| v["frame"].as_u64().unwrap())
+            .collect();
+        assert_eq!(frames_of(&sel), want, "--qp {q}");
+    }
+}
+
+#[test]
+fn opcode_selects_by_number_and_name() {
+    let f = real("rdma_read_bw.pcap");
+    let f = f.to_str().unwrap();
+    let all = read_json(&["read", f, "--json"]);
+    let with = |op: u64| -> Vec<u64> {
+        all.iter()
+            .filter(|v| v["bth"]["opcode"].as_u64() == Some(op))
+            .map(|v| v["frame"].as_u64().unwrap())
+            .collect()
+    };
+    // READ RESPONSE MIDDLE is 0x0e for RC (spec §2).
+    for sel in [
+        "0x0e",
+        "14",
+        "RC_RDMA_READ_RESPONSE_MIDDLE",
+        "rdma_read_response_middle",
+    ] {
+        let got = read_json(&["read", f, "--json", "--opcode", sel]);
+        assert!(!got.is_empty(), "--opcode {sel}");
+        assert_eq!(frames_of(&got), with(0x0e), "--opcode {sel}");
+    }
+    let got = read_json(&["read", f, "--json", "--opcode", "RDMA_READ_REQUEST"]);
+    assert_eq!(frames_of(&got), with(0x0c));
+    // Nothing matches: no output, success.
+    assert!(read_json(&["read", f, "--json", "--opcode", "CNP"]).is_empty());
+}
+
+#[test]
+fn count_stops_after_n_frames() {
+    let f = real("rping.pcap");
+    let f = f.to_str().unwrap();
+    let got = read_json(&["read", f, "--json", "--all", "-c", "5"]);
+    assert_eq!(frames_of(&got), vec![1, 2, 3, 4, 5]);
+    // -c counts frames read, not lines printed (like tcpdump -c).
+    let all = read_json(&["read", f, "--json"]);
+    let got = read_json(&["read", f, "--json", "-c", "12"]);
+    let want: Vec<u64> = frames_of(&all).into_iter().filter(|n| *n <= 12).collect();
+    assert_eq!(frames_of(&got), want);
+    let (code, out, _) = run(&["read", f, "--all", "-c", "3"]);
+    assert_eq!((code, out.lines().count()), (Some(0), 3));
+}
+
+/// `--all` lists every frame (count from the pcap record headers); `-f` applies a BPF filter.
+#[test]
+fn all_and_bpf_filter() {
+    let path = real("rdma_write_bw.pcap");
+    let f = path.to_str().unwrap();
+    let (_, recs) = pcap_records(&std::fs::read(&path).unwrap());
+    let all = read_json(&["read", f, "--json", "--all"]);
+    assert_eq!(frames_of(&all), (1..=recs.len() as u64).collect::<Vec<_>>());
+    let roce: Vec<&Value> = all.iter().filter(|v| !v["roce"].is_null()).collect();
+    let other: Vec<&Value> = all.iter().filter(|v| v["roce"].is_null()).collect();
+    assert_eq!(roce.len(), 20);
+    assert!(!other.is_empty(), "perftest TCP exchange expected");
+    assert!(
+        other.iter().all(|v| v["proto"] == "tcp"),
+        "non-RoCE frames are perftest's TCP"
+    );
+
+    // 'udp' keeps every RoCE frame and drops the TCP ones.
+    let udp = read_json(&["read", f, "--json", "--all", "-f", "udp"]);
+    assert_eq!(udp.len(), roce.len());
+    assert!(udp.iter().all(|v| v["roce"] == "v2"));
+    // Filtered frames keep their numbers in the file, as Wireshark numbers them.
+    assert_eq!(
+        frames_of(&udp),
+        frames_of(&roce.iter().map(|v| (*v).clone()).collect::<Vec<_>>())
+    );
+    let tcp_numbers: Vec<u64> = other.iter().map(|v| v["frame"].as_u64().unwrap()).collect();
+    // 'tcp' keeps no RoCE frame.
+    assert!(read_json(&["read", f, "--json", "-f", "tcp"]).is_empty());
+    let tcp = read_json(&["read", f, "--json", "--all", "-f", "tcp"]);
+    assert_eq!(tcp.len(), other.len());
+    assert_eq!(frames_of(&tcp), tcp_numbers);
+    // The text output of --all has one line per frame.
+    let (code, out, _) = run(&["read", f, "--all"]);
+    assert_eq!((code, out.lines().count()), (Some(0), recs.len()));
+}
+
+/// `-` reads the capture from standard input, with the same output as the file.
+#[test]
+fn stdin_dash() {
+    let path = real("rping.pcap");
+    let (_, from_file, _) = run(&["read", path.to_str().unwrap(), "--json"]);
+    let out = bin()
+        .args(["read", "-", "--json"])
+        .pipe_stdin(&path)
+        .unwrap()
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), from_file);
+    assert_eq!(from_file.lines().count(), 65);
+    // A non-capture on stdin is a one-line error naming <stdin>.
+    let out = bin()
+        .args(["read", "-"])
+        .write_stdin("garbage garbage garbage garbage")
+        .output()
+        .unwrap();
+    assert_one_line_error(
+        out.status.code(),
+        &String::from_utf8(out.stderr).unwrap(),
+        "stdin",
+        "stdin garbage",
+    );
+}
+
+/// Rewrite every UDP destination port 4791 to 9741 (as Lumina's mirror does, spec §7) in a
+/// copy of rping.pcap: nothing is RoCE by default, all of it with `--roce-port 9741`, and then
+/// the ICRC is bad because it covers the UDP port.
+#[test]
+fn roce_port_option() {
+    let mut b = std::fs::read(real("rping.pcap")).unwrap();
+    let (lt, recs) = pcap_records(&b);
+    assert_eq!(lt, 1);
+    let mut rewritten = 0;
+    for (off, end, _) in recs {
+        let fr = off + 16;
+        // Ethernet II, IPv4, UDP.
+        if end - fr < 42 || b[fr + 12..fr + 14] != [0x08, 0x00] || b[fr + 23] != 17 {
+            continue;
+        }
+        let udp = fr + 14 + (b[fr + 14] & 0x0f) as usize * 4;
+        if b[udp + 2..udp + 4] == 4791u16.to_be_bytes() {
+            b[udp + 2..udp + 4].copy_from_slice(&9741u16.to_be_bytes());
+            rewritten += 1;
+        }
+    }
+    assert_eq!(rewritten, 65);
+    let d = tmp();
+    let p = d.path().join("mirror.pcap");
+    std::fs::write(&p, &b).unwrap();
+    let f = p.to_str().unwrap();
+
+    assert!(read_json(&["read", f, "--json"]).is_empty());
+    let got = read_json(&["read", f, "--json", "--roce-port", "9741"]);
+    assert_eq!(got.len(), 65);
+    for v in &got {
+        assert_eq!(v["udp_dst_port"], 9741);
+        assert_eq!(v["icrc"]["status"], "bad", "{v}");
+        assert_ne!(v["icrc"]["value"], v["icrc"]["expected"]);
+    }
+    // Repeatable, and 4791 stays on.
+    let got = read_json(&[
+        "read",
+        f,
+        "--json",
+        "--roce-port",
+        "1234",
+        "--roce-port",
+        "9741",
+    ]);
+    assert_eq!(got.len(), 65);
+    let orig = real("rping.pcap");
+    let got = read_json(&[
+        "read",
+        orig.to_str().unwrap(),
+        "--json",
+        "--roce-port",
+        "9741",
+    ]);
+    assert_eq!(got.len(), 65);
+    assert!(got.iter().all(|v| v["icrc"]["status"] == "good"));
+}
+
+// ---------------------------------------------------------------- colour
+
+fn has_escape(s: &[u8]) -> bool {
+    s.contains(&0x1b)
+}
+
+#[test]
+fn color_never_always_and_no_color() {
+    let f = real("rping.pcap");
+    let f = f.to_str().unwrap();
+    let out = bin()
+        .args(["read", f, "--color", "never"])
+        .output()
+        .unwrap();
+    assert!(!out.stdout.is_empty() && !has_escape(&out.stdout));
+    let out = bin()
+        .args(["read", f, "--color", "always"])
+        .output()
+        .unwrap();
+    assert!(has_escape(&out.stdout), "--color always must colour");
+    // NO_COLOR does not override an explicit --color always …
+    let out = bin()
+        .env("NO_COLOR", "1")
+        .args(["read", f, "--color", "always"])
+        .output()
+        .unwrap();
+    assert!(has_escape(&out.stdout));
+    // … and auto (the default) on a pipe is plain.
+    let out = bin().args(["read", f]).output().unwrap();
+    assert!(!has_escape(&out.stdout));
+    // -V and --all honour --color never too.
+    let out = bin()
+        .args(["read", f, "--color", "never", "-V", "--all"])
+        .output()
+        .unwrap();
+    assert!(!has_escape(&out.stdout));
+    // JSON never carries escapes.
+    let out = bin()
+        .args(["read", f, "--color", "always", "--json"])
+        .output()
+        .unwrap();
+    assert!(!has_escape(&out.stdout));
+}
+
+/// `auto` on a terminal colours unless NO_COLOR is set: run under a pseudo-terminal with
+/// util-linux `script` (package bsdutils, Essential in Debian).
+#[test]
+fn color_auto_on_a_terminal_honours_no_color() {
+    let bin = assert_cmd::cargo::cargo_bin("roce-inspect");
+    let f = real("rping.pcap");
+    let cmd = format!("'{}' read '{}' -c 3", bin.display(), f.display());
+    let on_tty = |no_color: Option<&str>| {
+        let mut c = StdCommand::new("script");
+        c.args(["-qec", &cmd, "/dev/null"]);
+        c.env_remove("NO_COLOR");
+        if let Some(v) = no_color {
+            c.env("NO_COLOR", v);
+        }
+        let out = c
+            .output()
+            .expect("util-linux `script` is needed for the pty test");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stdout.len() > 100, "no output through the pty");
+        out.stdout
+    };
+    assert!(has_escape(&on_tty(None)), "auto on a terminal must colour");
+    assert!(
+        !has_escape(&on_tty(Some("1"))),
+        "NO_COLOR=1 must turn colour off"
+    );
+    // no-color.org: an empty NO_COLOR does not count.
+    assert!(has_escape(&on_tty(Some(""))));
+}
+
+/// A nanosecond pcap (magic 0xa1b23c4d) keeps every timestamp exact to the ns: rping.pcap
+/// rewritten by hand with sub-microsecond digits added.
+#[test]
+fn nanosecond_pcap_timestamps_are_exact() {
+    let mut b = std::fs::read(real("rping.pcap")).unwrap();
+    let (_, recs) = pcap_records(&b);
+    let mut want = Vec::new();
+    for (i, (off, _, _)) in recs.iter().enumerate() {
+        let sec = u32::from_le_bytes(b[*off..off + 4].try_into().unwrap()) as u64;
+        let usec = u32::from_le_bytes(b[off + 4..off + 8].try_into().unwrap()) as u64;
+        let ns = usec * 1000 + (i as u64 * 37) % 1000;
+        b[off + 4..off + 8].copy_from_slice(&(ns as u32).to_le_bytes());
+        want.push(sec * 1_000_000_000 + ns);
+    }
+    b[..4].copy_from_slice(&0xa1b2_3c4du32.to_le_bytes());
+    let d = tmp();
+    let p = d.path().join("ns.pcap");
+    std::fs::write(&p, &b).unwrap();
+    let got = read_json(&["read", p.to_str().unwrap(), "--json", "--all"]);
+    let ts: Vec<u64> = got.iter().map(|v| v["ts_ns"].as_u64().unwrap()).collect();
+    assert_eq!(ts, want);
+    // The relative time of the text output keeps the ns digits too: frame 2 is ts[1]-ts[0].
+    let (_, out, _) = run(&["read", p.to_str().unwrap(), "--all", "-c", "2"]);
+    let rel = want[1] - want[0];
+    let shown = format!("{}.{:09}", rel / 1_000_000_000, rel % 1_000_000_000);
+    assert!(
+        out.lines().nth(1).unwrap().contains(&shown),
+        "{out}\nwant {shown}"
+    );
+}
+
+/// The bundled samples are byte-identical copies of real captures, carry the CC BY-SA 4.0
+/// attribution (captures README), and decode with every ICRC good.
+#[test]
+fn samples_are_attributed_unmodified_real_captures() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(readme.contains("CC BY-SA 4.0"), "licence named");
+    assert!(readme.contains("linlinw5/rdma_ib_tutorial"), "source named");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "pcap") {
+            continue;
+        }
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        assert_eq!(
+            std::fs::read(&p).unwrap(),
+            std::fs::read(real(&name)).unwrap(),
+            "{name} differs from the real capture"
+        );
+        assert!(
+            readme.contains(&name),
+            "{name} not described in samples/README.md"
+        );
+        let v = read_json(&["read", p.to_str().unwrap(), "--json"]);
+        assert!(
+            !v.is_empty() && v.iter().all(|x| x["icrc"]["status"] == "good"),
+            "{name}"
+        );
+        n += 1;
+    }
+    assert!((3..=4).contains(&n), "{n} samples");
+}
+
+/// Empty standard input is reported as empty, like an empty file.
+#[test]
+fn empty_stdin() {
+    let out = bin().args(["read", "-"]).write_stdin("").output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_one_line_error(out.status.code(), &err, "<stdin>", "empty stdin");
+    assert!(err.contains("empty"), "{err}");
+}
