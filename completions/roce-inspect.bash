@@ -177,7 +177,7 @@ _roce__inspect() {
             return 0
             ;;
         roce__subcmd__inspect__subcmd__read)
-            opts="-c -f -V -n -h --count --filter --qp --opcode --json --verbose --all --color --roce-port --help"
+            opts="-c -f -V -n -q -h --count --filter --qp --opcode --json --verbose --all --color --roce-port --summary --quiet --messages --gaps --mtu --max-flows --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -212,6 +212,14 @@ _roce__inspect() {
                     return 0
                     ;;
                 --roce-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mtu)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-flows)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

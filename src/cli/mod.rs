@@ -108,6 +108,52 @@ pub struct DisplayArgs {
     /// Also decode UDP destination port N as RoCEv2 (repeatable), e.g. `--roce-port 9741`.
     #[arg(long = "roce-port", value_name = "N")]
     pub roce_ports: Vec<u16>,
+    /// Analysis options.
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// Analysis reports (flows, PSNs, messages, congestion) printed after the packets.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ReportArgs {
+    /// Print the analysis report at the end: QP connections and flows, PSN gaps and
+    /// retransmissions, NAKs, ECN/CNP congestion, ICRC failures. With `--json`, one JSON document
+    /// instead of per-packet lines: `read t.pcap --summary --json | jq '.flows[] | {dest_qp, psn}'`.
+    #[arg(long)]
+    pub summary: bool,
+    /// Print only the reports, not the packets (`-q` alone means `--summary -q`), like `tshark -q`.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// List the reassembled messages (SEND, WRITE, READ, atomics) per flow; NDJSON with `--json`.
+    #[arg(long)]
+    pub messages: bool,
+    /// List the PSN gaps with their NAK and retransmission (the loss stories); NDJSON with `--json`.
+    #[arg(long)]
+    pub gaps: bool,
+    /// Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE
+    /// payloads, e.g. `--mtu 4096`.
+    #[arg(long, value_name = "BYTES", value_parser = parse_mtu)]
+    pub mtu: Option<u32>,
+    /// Most flows tracked at once; RoCE frames of further flows are counted as untracked, so
+    /// memory stays bounded when QPNs are sprayed.
+    #[arg(long = "max-flows", value_name = "N", default_value_t = 16384)]
+    pub max_flows: usize,
+}
+
+impl ReportArgs {
+    /// Whether any report was asked for (and so the analyzer must run).
+    pub fn wanted(&self) -> bool {
+        self.summary || self.quiet || self.messages || self.gaps
+    }
+}
+
+fn parse_mtu(s: &str) -> Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(v @ (256 | 512 | 1024 | 2048 | 4096)) => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not an IB path MTU (256, 512, 1024, 2048 or 4096)"
+        )),
+    }
 }
 
 /// A set of opcodes selected with `--opcode`.

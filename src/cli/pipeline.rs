@@ -4,7 +4,8 @@ use std::io::{self, Write};
 
 use anyhow::{Context, Result};
 
-use super::DisplayArgs;
+use super::{DisplayArgs, ReportArgs};
+use crate::analyze::{AnalyzeConfig, Analyzer, Report};
 use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, decode_frame};
 use crate::output::json::JsonPrinter;
 use crate::output::text::TextPrinter;
@@ -35,11 +36,14 @@ pub fn make_printer(d: &DisplayArgs) -> Box<dyn Printer> {
     }
 }
 
-/// Per-run state: frame numbering, relative time, printer.
+/// Per-run state: decoder settings, relative time, printer, analyzer.
 pub struct Run {
     cfg: DecodeConfig,
     linktype: LinkType,
     printer: Box<dyn Printer>,
+    /// Whether per-packet output is printed (not with `-q`, nor with a JSON report).
+    print_packets: bool,
+    analyzer: Option<Analyzer>,
     display: DisplayArgs,
     first_ts: Option<u64>,
     frames: u64,
@@ -50,10 +54,21 @@ pub struct Run {
 impl Run {
     /// A run over frames of `linktype`.
     pub fn new(display: &DisplayArgs, linktype: LinkType) -> Run {
+        let r = &display.report;
+        let analyzer = r.wanted().then(|| {
+            Analyzer::new(AnalyzeConfig {
+                mtu: r.mtu,
+                max_flows: r.max_flows,
+                keep_messages: r.messages,
+                ..AnalyzeConfig::default()
+            })
+        });
         Run {
             cfg: DecodeConfig::with_ports(&display.roce_ports),
             linktype,
             printer: make_printer(display),
+            print_packets: !(r.quiet || (display.json && r.wanted())),
+            analyzer,
             display: display.clone(),
             first_ts: None,
             frames: 0,
@@ -79,7 +94,10 @@ impl Run {
         self.frames += 1;
         let first = *self.first_ts.get_or_insert(rec.ts_ns);
         let frame = decode_frame(self.linktype, rec.data, rec.len, &self.cfg);
-        if selected(&self.display, &frame) {
+        if let Some(a) = &mut self.analyzer {
+            a.push(rec.number, rec.ts_ns, &frame);
+        }
+        if self.print_packets && selected(&self.display, &frame) {
             let ctx = FrameCtx {
                 number: rec.number,
                 ts_ns: rec.ts_ns,
@@ -95,13 +113,62 @@ impl Run {
         Ok(())
     }
 
-    /// Flush the printer.
+    /// Flush the printer, then print the reports asked for.
     ///
     /// # Errors
     /// Output I/O errors.
     pub fn finish(&mut self) -> io::Result<()> {
-        self.printer.flush()
+        self.printer.flush()?;
+        if let Some(a) = self.analyzer.take() {
+            let report = a.finish();
+            let mut out = io::stdout().lock();
+            write_reports(&report, &self.display, &mut out)?;
+            out.flush()?;
+        }
+        Ok(())
     }
+}
+
+/// Print the reports `d` asks for: text tables, or JSON (one document for `--summary`, NDJSON
+/// lines for `--messages` and `--gaps`).
+///
+/// # Errors
+/// Output I/O errors.
+pub fn write_reports(report: &Report, d: &DisplayArgs, out: &mut dyn Write) -> io::Result<()> {
+    use crate::output::summary::{write_gaps, write_messages, write_summary};
+    let r: &ReportArgs = &d.report;
+    // `-q` alone means the summary.
+    let summary = r.summary || !(r.messages || r.gaps);
+    if d.json {
+        if summary {
+            serde_json::to_writer(&mut *out, report).map_err(io::Error::from)?;
+            out.write_all(b"\n")?;
+        }
+        if r.messages {
+            for m in report.messages.iter().flatten() {
+                serde_json::to_writer(&mut *out, m).map_err(io::Error::from)?;
+                out.write_all(b"\n")?;
+            }
+        }
+        if r.gaps {
+            for g in &report.gaps {
+                serde_json::to_writer(&mut *out, g).map_err(io::Error::from)?;
+                out.write_all(b"\n")?;
+            }
+        }
+        return Ok(());
+    }
+    let color = d.color.enabled();
+    if summary {
+        write_summary(report, out, color)?;
+    }
+    if r.messages {
+        write_messages(report, out, color)?;
+    }
+    if r.gaps {
+        write_gaps(report, out, color)?;
+    }
+    Ok(())
 }
 
 /// Outcome of a run that the caller turns into an exit status.
