@@ -3,6 +3,7 @@
 
 pub mod assets;
 pub mod pipeline;
+pub mod progress;
 
 use clap::{Args, Parser, Subcommand};
 

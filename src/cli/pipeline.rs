@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use anyhow::{Context, Result};
 
+use super::progress::Progress;
 use super::{DisplayArgs, ReportArgs};
 use crate::analyze::{AnalyzeConfig, Analyzer, Report};
 use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, decode_frame};
@@ -42,7 +43,7 @@ pub struct Run {
     linktype: LinkType,
     printer: Box<dyn Printer>,
     /// Whether per-packet output is printed (not with `-q`, nor with a JSON report).
-    print_packets: bool,
+    pub print_packets: bool,
     analyzer: Option<Analyzer>,
     display: DisplayArgs,
     first_ts: Option<u64>,
@@ -199,10 +200,12 @@ pub fn read_file(path: &str, d: &DisplayArgs) -> Result<Outcome> {
         src.set_filter(f)?;
     }
     let mut run = Run::new(d, src.linktype());
+    let mut progress = Progress::for_file(path, run.print_packets);
     let mut read_err = None;
     while !run.done() {
         match src.next_record() {
             Ok(Some(rec)) => {
+                progress.frame(rec.caplen);
                 if let Some(o) = io_outcome(run.record(&rec))? {
                     return Ok(o);
                 }
@@ -214,6 +217,7 @@ pub fn read_file(path: &str, d: &DisplayArgs) -> Result<Outcome> {
             }
         }
     }
+    progress.finish();
     if let Some(o) = io_outcome(run.finish())? {
         return Ok(o);
     }
