@@ -1,0 +1,106 @@
+//! README cannot drift: every `roce-inspect` command in its `sh` blocks that uses a bundled
+//! sample runs and succeeds, and every output block marked `<!-- output of: CMD -->` appears,
+//! line for line, in what CMD prints now.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn readme() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
+}
+
+/// Run a README command line in bash (pipes and `jq` as written), from the crate root, with
+/// the freshly built binary first on PATH.
+fn sh(cmd: &str) -> (bool, String, String) {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_roce-inspect"));
+    let dir = bin.parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("bash")
+        .args(["-o", "pipefail", "-c", cmd])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("PATH", path)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Fenced blocks as (info string, body, the line before the fence).
+fn blocks(text: &str) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    let mut lines = text.lines().peekable();
+    let mut prev = String::new();
+    while let Some(l) = lines.next() {
+        if let Some(info) = l.strip_prefix("```") {
+            let mut body = String::new();
+            for b in lines.by_ref() {
+                if b.starts_with("```") {
+                    break;
+                }
+                body.push_str(b);
+                body.push('\n');
+            }
+            out.push((info.to_string(), body, prev.clone()));
+        }
+        prev = l.to_string();
+    }
+    out
+}
+
+#[test]
+fn sample_commands_run() {
+    let mut ran = 0;
+    for (info, body, _) in blocks(&readme()) {
+        if info != "sh" {
+            continue;
+        }
+        for line in body.lines() {
+            let cmd = line.split("  #").next().unwrap().trim();
+            if !cmd.starts_with("roce-inspect ") || !cmd.contains("samples/") {
+                continue;
+            }
+            let (ok, stdout, stderr) = sh(cmd);
+            assert!(ok, "README command failed: {cmd}\n{stderr}");
+            assert!(!stdout.is_empty(), "README command printed nothing: {cmd}");
+            assert!(
+                stderr.is_empty(),
+                "README command wrote to stderr: {cmd}\n{stderr}"
+            );
+            ran += 1;
+        }
+    }
+    assert!(ran >= 8, "only {ran} README commands found");
+}
+
+#[test]
+fn pasted_output_is_current() {
+    let mut checked = 0;
+    for (_, body, before) in blocks(&readme()) {
+        let Some(cmd) = before
+            .trim()
+            .strip_prefix("<!-- output of:")
+            .and_then(|s| s.strip_suffix("-->"))
+        else {
+            continue;
+        };
+        let (ok, stdout, stderr) = sh(cmd.trim());
+        assert!(ok, "{cmd}: {stderr}");
+        let now: Vec<&str> = stdout.lines().map(str::trim_end).collect();
+        for line in body.lines().map(str::trim_end).filter(|l| !l.is_empty()) {
+            assert!(
+                now.contains(&line),
+                "README output of `{cmd}` is stale; this line is no longer printed:\n{line}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 3, "only {checked} output blocks checked");
+}
