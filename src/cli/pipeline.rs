@@ -43,6 +43,7 @@ pub struct Run {
     display: DisplayArgs,
     first_ts: Option<u64>,
     frames: u64,
+    roce: u64,
     /// Flush after every printed frame (live capture).
     pub flush_each: bool,
 }
@@ -57,6 +58,7 @@ impl Run {
             display: display.clone(),
             first_ts: None,
             frames: 0,
+            roce: 0,
             flush_each: false,
         }
     }
@@ -64,6 +66,11 @@ impl Run {
     /// Frames handled so far.
     pub fn frames(&self) -> u64 {
         self.frames
+    }
+
+    /// Frames decoded as RoCE (v1, v2 or native IB, malformed ones included) so far.
+    pub fn roce_frames(&self) -> u64 {
+        self.roce
     }
 
     /// Whether `-c N` has been reached.
@@ -79,6 +86,11 @@ impl Run {
         self.frames += 1;
         let first = *self.first_ts.get_or_insert(rec.ts_ns);
         let frame = decode_frame(self.linktype, rec.data, rec.len, &self.cfg);
+        if frame.roce().is_some() {
+            self.roce += 1;
+        }
+        // ANALYSIS HOOK (analysis issue, `--summary`): feed every decoded frame, selected for
+        // display or not, to the analyzer here; `read` and `capture` both pass through this point.
         if selected(&self.display, &frame) {
             let ctx = FrameCtx {
                 number: self.frames,
@@ -112,7 +124,8 @@ pub enum Outcome {
     ClosedPipe,
 }
 
-fn io_outcome(r: io::Result<()>) -> Result<Option<Outcome>> {
+/// Map an output result: a closed pipe ends the run quietly, other errors are reported.
+pub(crate) fn io_outcome(r: io::Result<()>) -> Result<Option<Outcome>> {
     match r {
         Ok(()) => Ok(None),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(Some(Outcome::ClosedPipe)),
