@@ -128,7 +128,7 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
         if deadline.is_some_and(|t| Instant::now() >= t) {
             break Stop::Duration;
         }
-        match src.next() {
+        match src.next_frame() {
             Ok(Next::Record(rec)) => match io_outcome(run.record(&rec)) {
                 Ok(None) => {}
                 Ok(Some(_)) => break Stop::OutputClosed,
@@ -152,8 +152,9 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
                     break Stop::ReadError;
                 }
             }
-            // pcap_breakloop from the signal handler: the loop head sees the signal count.
-            Ok(Next::Stopped) => {}
+            // A packet arrived while waiting, or pcap_breakloop from the signal handler: the
+            // loop head checks the stop conditions, then reads again.
+            Ok(Next::Again) | Ok(Next::Stopped) => {}
             Err(e) => {
                 read_err = Some(anyhow::Error::new(e));
                 break Stop::ReadError;
@@ -201,9 +202,6 @@ fn report(run: &Run, src: &LiveSource, stats: Option<Stats>, stop: Stop, savefil
         src.iface(),
         run.roce_frames()
     );
-    if let Some(s) = stats {
-        line.push_str(&format!(", {} received by filter", s.received));
-    }
     line.push_str(&format!("; stopped: {}", stop.text()));
     if let Some(p) = savefile {
         line.push_str(&format!("; saved to {p}"));

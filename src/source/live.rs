@@ -141,6 +141,7 @@ unsafe extern "C" {
     fn pcap_statustostr(status: c_int) -> *const c_char;
     fn pcap_set_tstamp_precision(p: *mut c_void, precision: c_int) -> c_int;
     fn pcap_get_tstamp_precision(p: *mut c_void) -> c_int;
+    fn pcap_get_selectable_fd(p: *mut c_void) -> c_int;
 }
 
 fn cstr(p: *const c_char) -> String {
@@ -165,6 +166,8 @@ pub enum Next<'a> {
     Record(Record<'a>),
     /// The read timeout expired with no packet.
     Timeout,
+    /// A packet may be available now (the wait ended early): read again.
+    Again,
     /// The capture was stopped through a [`BreakLoop`] handle (`pcap_breakloop`).
     Stopped,
 }
@@ -189,6 +192,9 @@ pub struct LiveSource {
     nano: bool,
     snaplen: u32,
     savefile: Option<Savefile>,
+    /// `pcap_get_selectable_fd`, when the handle is read in non-blocking mode.
+    fd: Option<c_int>,
+    timeout_ms: i32,
 }
 
 impl LiveSource {
@@ -245,7 +251,20 @@ impl LiveSource {
         let nn = NonNull::new(inactive.as_ptr())
             .ok_or_else(|| LiveError::Pcap(format!("{iface}: null capture handle")))?;
         std::mem::forget(inactive);
-        let cap: Capture<Active> = Capture::from(nn);
+        let mut cap: Capture<Active> = Capture::from(nn);
+        // libpcap 1.10 on Linux keeps polling inside pcap_next_ex when its read timeout
+        // expires, so an idle capture would never return. Read in non-blocking mode instead and
+        // wait on the selectable fd with our own timeout (pcap_get_selectable_fd(3PCAP)).
+        // SAFETY: the handle is activated.
+        let sfd = unsafe { pcap_get_selectable_fd(cap.as_ptr() as *mut c_void) };
+        let fd = if sfd >= 0 {
+            cap = cap
+                .setnonblock()
+                .map_err(|e| LiveError::Pcap(format!("{iface}: {}", pcap_msg(e))))?;
+            Some(sfd)
+        } else {
+            None
+        };
         let dl = cap.get_datalink();
         let linktype = LinkType(dl.0 as u32);
         if !linktype.is_supported() {
@@ -262,6 +281,8 @@ impl LiveSource {
             nano,
             snaplen: opts.snaplen,
             savefile: None,
+            fd,
+            timeout_ms: opts.timeout_ms,
         })
     }
 
@@ -356,18 +377,18 @@ impl LiveSource {
         }
     }
 
-    /// A handle that stops a blocked [`LiveSource::next`] from another thread
+    /// A handle that stops a blocked [`LiveSource::next_frame`] from another thread
     /// (`pcap_breakloop`); the next read then returns [`Next::Stopped`].
     pub fn break_handle(&mut self) -> BreakLoop {
         self.cap.breakloop_handle()
     }
 
-    /// Read the next frame, waiting at most the read timeout. The frame is written to the
-    /// savefile (if any) before it is returned. Allocation-free.
+    /// Read the next frame, waiting at most the read timeout when none is buffered. The frame
+    /// is written to the savefile (if any) before it is returned. Allocation-free.
     ///
     /// # Errors
-    /// [`LiveError::Pcap`] when reading fails (e.g. the interface went down or away).
-    pub fn next(&mut self) -> Result<Next<'_>, LiveError> {
+    /// [`LiveError::Pcap`] when reading or waiting fails (e.g. the interface went down or away).
+    pub fn next_frame(&mut self) -> Result<Next<'_>, LiveError> {
         match self.cap.next_packet() {
             Ok(p) => {
                 if let Some(sf) = &mut self.savefile {
@@ -387,7 +408,30 @@ impl LiveSource {
                     data: p.data,
                 }))
             }
-            Err(pcap::Error::TimeoutExpired) => Ok(Next::Timeout),
+            // Non-blocking: nothing buffered. Wait for the fd, at most the timeout.
+            Err(pcap::Error::TimeoutExpired) => {
+                let Some(fd) = self.fd else {
+                    return Ok(Next::Timeout);
+                };
+                let mut pfd = libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd.
+                match unsafe { libc::poll(&mut pfd, 1, self.timeout_ms) } {
+                    0 => Ok(Next::Timeout),
+                    n if n > 0 => Ok(Next::Again),
+                    _ => {
+                        let e = std::io::Error::last_os_error();
+                        if e.kind() == std::io::ErrorKind::Interrupted {
+                            Ok(Next::Again)
+                        } else {
+                            Err(LiveError::Pcap(format!("{}: poll: {e}", self.iface)))
+                        }
+                    }
+                }
+            }
             // pcap_next_ex returns PCAP_ERROR_BREAK (-2) after pcap_breakloop.
             Err(pcap::Error::NoMorePackets) => Ok(Next::Stopped),
             Err(e) => Err(LiveError::Pcap(format!("{}: {}", self.iface, pcap_msg(e)))),
