@@ -133,6 +133,8 @@ impl Drop for Netns {
 struct Capture {
     child: Child,
     stdout: Arc<Mutex<Vec<String>>>,
+    /// When stdout goes to this file instead of a pipe.
+    stdout_file: Option<std::path::PathBuf>,
     stderr: Arc<Mutex<Vec<String>>>,
     out_done: Option<thread::JoinHandle<()>>,
     err_done: Option<thread::JoinHandle<()>>,
@@ -156,20 +158,34 @@ fn collect(
 }
 
 impl Capture {
-    /// Start `roce-inspect capture ARGS…` in `ns` and wait for its readiness line on stderr.
+    /// Start `roce-inspect capture ARGS…` in `ns` with stdout into a pipe (so it captures in
+    /// immediate mode and flushes per packet) and wait for its readiness line on stderr.
     fn start(ns: &Netns, args: &[&str]) -> Capture {
+        Capture::start_to(ns, args, None)
+    }
+
+    /// Like [`Capture::start`]; with `stdout_file`, stdout goes to that regular file instead,
+    /// so the capture reads packets in blocks (buffered mode) and buffers its output.
+    fn start_to(ns: &Netns, args: &[&str], stdout_file: Option<&Path>) -> Capture {
         let mut full = vec!["capture"];
         full.extend_from_slice(args);
+        let out = match stdout_file {
+            Some(p) => Stdio::from(fs::File::create(p).expect("create stdout file")),
+            None => Stdio::piped(),
+        };
         let mut child = ns
             .command(&full)
-            .stdout(Stdio::piped())
+            .stdout(out)
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn roce-inspect capture");
         let stdout = Arc::new(Mutex::new(Vec::new()));
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let (tx, rx) = mpsc::channel();
-        let out_done = collect(child.stdout.take().expect("stdout"), stdout.clone(), None);
+        let out_done = child
+            .stdout
+            .take()
+            .map(|o| collect(o, stdout.clone(), None));
         let err_done = collect(
             child.stderr.take().expect("stderr"),
             stderr.clone(),
@@ -178,8 +194,9 @@ impl Capture {
         let mut cap = Capture {
             child,
             stdout,
+            stdout_file: stdout_file.map(Path::to_path_buf),
             stderr,
-            out_done: Some(out_done),
+            out_done,
             err_done: Some(err_done),
         };
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -203,7 +220,14 @@ impl Capture {
     }
 
     fn stdout_lines(&self) -> Vec<String> {
-        self.stdout.lock().expect("lock").clone()
+        match &self.stdout_file {
+            Some(p) => fs::read_to_string(p)
+                .expect("read stdout file")
+                .lines()
+                .map(str::to_string)
+                .collect(),
+            None => self.stdout.lock().expect("lock").clone(),
+        }
     }
 
     fn stderr_lines(&self) -> Vec<String> {
@@ -493,21 +517,37 @@ fn read_json(path: &Path) -> Vec<String> {
 
 /// `capture lo -c N --json -w out.pcap` on a namespace's loopback: N RoCEv2 datagrams sent from
 /// a UDP socket are decoded with their opcodes, QPs, PSNs and a good ICRC; the capture stops by
-/// itself after N; the savefile re-read by `read` gives the same JSON, line for line.
+/// itself after N; the savefile re-read by `read` gives the same JSON, line for line. Output
+/// into a pipe (immediate mode).
 #[test]
 fn capture_loopback_json_and_savefile() {
     if !privileged("capture_loopback_json_and_savefile") {
         return;
     }
+    loopback_json_and_savefile(false);
+}
+
+/// The same with stdout into a regular file: buffered mode (TPACKET_V3 blocks on Linux).
+#[test]
+fn capture_loopback_buffered_to_file() {
+    if !privileged("capture_loopback_buffered_to_file") {
+        return;
+    }
+    loopback_json_and_savefile(true);
+}
+
+fn loopback_json_and_savefile(to_file: bool) {
     let ns = Netns::new();
     ns.lo_up();
     let dir = tempfile::tempdir().expect("tempdir");
     let pcap = dir.path().join("out.pcap");
     let sent = sample_packets();
     let n = sent.len().to_string();
-    let mut cap = Capture::start(
+    let out_file = dir.path().join("stdout.json");
+    let mut cap = Capture::start_to(
         &ns,
         &["lo", "-c", &n, "--json", "-w", pcap.to_str().expect("path")],
+        to_file.then_some(out_file.as_path()),
     );
     send_udp(&ns, sent.clone());
     let st = cap.wait_exit(20);
@@ -580,8 +620,11 @@ fn capture_duration_stops() {
     }
     let ns = Netns::new();
     ns.lo_up();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out.txt");
     let t0 = Instant::now();
-    let mut cap = Capture::start(&ns, &["lo", "--duration", "0.5"]);
+    // stdout to a file: buffered mode, where an idle capture must still notice the deadline.
+    let mut cap = Capture::start_to(&ns, &["lo", "--duration", "0.5"], Some(&out));
     let st = cap.wait_exit(10);
     assert!(st.success(), "exit {st}: {:?}", cap.stderr_lines());
     assert!(t0.elapsed() >= Duration::from_millis(500));
@@ -665,6 +708,12 @@ fn capture_veth_default_filter_keeps_roce_only() {
     if !privileged("capture_veth_default_filter_keeps_roce_only") {
         return;
     }
+    // Immediate mode (stdout a pipe, TPACKET_V2 on Linux), then buffered (a file, TPACKET_V3).
+    veth_default_filter(false);
+    veth_default_filter(true);
+}
+
+fn veth_default_filter(to_file: bool) {
     let ns = Netns::new();
     ns.ip(&["link", "add", "va", "type", "veth", "peer", "name", "vb"]);
     ns.ip(&["link", "set", "va", "up"]);
@@ -696,7 +745,13 @@ fn capture_veth_default_filter_keeps_roce_only() {
             eth_frame(&[(0x8100, 100)], 0x0800, &rocev2_ip(&p[2], 53)),
         ),
     ];
-    let mut cap = Capture::start(&ns, &["vb", "-c", "5", "--json", "--roce-port", "9741"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out_file = dir.path().join("stdout.json");
+    let mut cap = Capture::start_to(
+        &ns,
+        &["vb", "-c", "5", "--json", "--roce-port", "9741"],
+        to_file.then_some(out_file.as_path()),
+    );
     let raw: Vec<Vec<u8>> = frames.iter().map(|(_, f)| f.clone()).collect();
     ns.run_in(move || {
         let mut tx = pcap::Capture::from_device("va")
@@ -709,7 +764,7 @@ fn capture_veth_default_filter_keeps_roce_only() {
     let st = cap.wait_exit(20);
     assert!(st.success(), "exit {st}: {:?}", cap.stderr_lines());
     let got = json_lines(&cap.stdout_lines());
-    assert_eq!(got.len(), 5, "{got:#?}");
+    assert_eq!(got.len(), 5, "to_file {to_file}: {got:#?}");
     let expect = [
         (&p[0], "v2", None, None),
         (&p[3], "v2", Some(100), None),
@@ -718,7 +773,7 @@ fn capture_veth_default_filter_keeps_roce_only() {
         (&p[1], "v2", None, None),
     ];
     for (g, (s, ver, vlan, inner)) in got.iter().zip(expect) {
-        assert_eq!(g["roce"], ver, "{g}");
+        assert_eq!(g["roce"], ver, "to_file {to_file}: {g}");
         assert_eq!(g["bth"]["psn"], s.psn as u64, "{g}");
         assert_eq!(g["bth"]["dest_qp"], s.qp as u64, "{g}");
         assert_eq!(g["icrc"]["status"], "good", "{g}");

@@ -79,10 +79,14 @@ fn install_stop_handler(src: &mut LiveSource) -> Result<Arc<AtomicU32>> {
 /// type, bad filter, savefile not writable; a read error during the capture (after the
 /// report); an output error other than a closed pipe.
 pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
+    // Immediate mode (one wake-up per packet) only when someone reads the output live; a
+    // capture to a file or /dev/null is read in blocks, which keeps up with far higher rates.
+    let live_out = stdout_is_live();
     let opts = LiveOptions {
         snaplen: a.snaplen,
         promisc: a.promisc,
         buffer_size: a.buffer_size,
+        immediate: live_out && !a.buffered,
         ..LiveOptions::default()
     };
     let d = &a.display;
@@ -100,7 +104,7 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
     let signals = install_stop_handler(&mut src)?;
 
     let mut run = Run::new(d, src.linktype());
-    run.flush_each = stdout_is_live();
+    run.flush_each = live_out;
     let deadline = a
         .duration
         .map(|s| Instant::now() + Duration::from_secs_f64(s));

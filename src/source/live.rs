@@ -2,8 +2,8 @@
 //!
 //! The handle is set up the way a RoCE capture wants it (libpcap man pages `pcap_set_*(3PCAP)`):
 //! a snap length that keeps whole RoCE frames (default 262144 bytes, libpcap's maximum), a large
-//! kernel buffer (default 64 MiB) so bursts are not dropped, immediate mode so each packet is
-//! delivered as soon as it arrives, nanosecond timestamps when the platform offers them
+//! kernel buffer (default 64 MiB) so bursts are not dropped, immediate mode (when asked for) so
+//! each packet is delivered as soon as it arrives, nanosecond timestamps when the platform offers them
 //! (`pcap_set_tstamp_precision`, falling back to microseconds), and a short read timeout so a
 //! stop request is noticed even when no packet arrives.
 //!
@@ -56,8 +56,14 @@ pub struct LiveOptions {
     pub promisc: bool,
     /// Kernel capture buffer in bytes (`pcap_set_buffer_size`).
     pub buffer_size: u32,
-    /// Read timeout in milliseconds (`pcap_set_timeout`), > 0.
+    /// Read timeout in milliseconds (`pcap_set_timeout`), > 0: how long a read waits when no
+    /// packet arrives, and, without immediate mode, the longest a packet waits in the kernel.
     pub timeout_ms: i32,
+    /// Deliver every packet as soon as it arrives (`pcap_set_immediate_mode`). Without it,
+    /// libpcap on Linux uses TPACKET_V3: packets are handed over in blocks (at the latest after
+    /// `timeout_ms`), with far fewer wake-ups, and the ring stores packets at their real size
+    /// instead of in snaplen-sized slots, so it holds many more of them.
+    pub immediate: bool,
 }
 
 impl Default for LiveOptions {
@@ -67,6 +73,7 @@ impl Default for LiveOptions {
             promisc: false,
             buffer_size: DEFAULT_BUFFER_SIZE,
             timeout_ms: DEFAULT_TIMEOUT_MS,
+            immediate: true,
         }
     }
 }
@@ -210,7 +217,7 @@ impl LiveSource {
             .snaplen(opts.snaplen.min(i32::MAX as u32) as i32)
             .promisc(opts.promisc)
             .buffer_size(opts.buffer_size.min(i32::MAX as u32) as i32)
-            .immediate_mode(true)
+            .immediate_mode(opts.immediate)
             .timeout(opts.timeout_ms);
         let raw = inactive.as_ptr() as *mut c_void;
         // Nanosecond timestamps where supported (PCAP_ERROR_TSTAMP_PRECISION_NOTSUP otherwise,
