@@ -184,7 +184,7 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
     drop(src); // closes the savefile (pcap_dump_close)
 
     if let Some(e) = read_err {
-        return Err(e.context(format!("after frame {}", run.frames())));
+        return Err(e.context(format!("capture stopped after {} frames", run.frames())));
     }
     if let Some(e) = out_err {
         return Err(e);

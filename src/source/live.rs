@@ -5,7 +5,9 @@
 //! kernel buffer (default 64 MiB) so bursts are not dropped, immediate mode (when asked for) so
 //! each packet is delivered as soon as it arrives, nanosecond timestamps when the platform offers them
 //! (`pcap_set_tstamp_precision`, falling back to microseconds), and a short read timeout so a
-//! stop request is noticed even when no packet arrives.
+//! stop request is noticed even when no packet arrives. The handle is read in non-blocking mode
+//! and waited on with `poll(2)` on its selectable fd, because libpcap 1.10 on Linux does not
+//! return from a blocking read when its timeout expires with no packet.
 //!
 //! The default capture filter keeps RoCE only ([`default_filter`]). Frames can be copied,
 //! unmodified, to a pcap savefile (`pcap_dump_open`) as they are read.
