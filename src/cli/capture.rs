@@ -103,8 +103,10 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
     }
     let signals = install_stop_handler(&mut src)?;
 
+    // Live output is flushed whenever the capture has read everything buffered, before it
+    // waits: every packet is shown as soon as it is read, yet under load a burst costs one
+    // write instead of one per packet (Run's per-packet flush is left off).
     let mut run = Run::new(d, src.linktype());
-    run.flush_each = live_out;
     let deadline = a
         .duration
         .map(|s| Instant::now() + Duration::from_secs_f64(s));
@@ -141,24 +143,39 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
                     break Stop::OutputError;
                 }
             },
-            Ok(Next::Timeout) => {
-                // Idle: push out what is buffered (stdout that is not live, the savefile).
-                match io_outcome(run.finish()) {
-                    Ok(None) => {}
-                    Ok(Some(_)) => break Stop::OutputClosed,
-                    Err(e) => {
-                        out_err = Some(e);
-                        break Stop::OutputError;
+            Ok(Next::Empty) => {
+                if live_out {
+                    match io_outcome(run.finish()) {
+                        Ok(None) => {}
+                        Ok(Some(_)) => break Stop::OutputClosed,
+                        Err(e) => {
+                            out_err = Some(e);
+                            break Stop::OutputError;
+                        }
                     }
                 }
-                if let Err(e) = src.flush_savefile() {
-                    read_err = Some(anyhow::Error::new(e));
-                    break Stop::ReadError;
+                match src.wait() {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        if let Some(stop) =
+                            idle_flush(&mut run, &mut src, &mut out_err, &mut read_err)
+                        {
+                            break stop;
+                        }
+                    }
+                    Err(e) => {
+                        read_err = Some(anyhow::Error::new(e));
+                        break Stop::ReadError;
+                    }
                 }
             }
-            // A packet arrived while waiting, or pcap_breakloop from the signal handler: the
-            // loop head checks the stop conditions, then reads again.
-            Ok(Next::Again) | Ok(Next::Stopped) => {}
+            Ok(Next::Timeout) => {
+                if let Some(stop) = idle_flush(&mut run, &mut src, &mut out_err, &mut read_err) {
+                    break stop;
+                }
+            }
+            // pcap_breakloop from the signal handler: the loop head sees the signal count.
+            Ok(Next::Stopped) => {}
             Err(e) => {
                 read_err = Some(anyhow::Error::new(e));
                 break Stop::ReadError;
@@ -196,6 +213,29 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
         return Ok(Outcome::ClosedPipe);
     }
     Ok(Outcome::Ok)
+}
+
+/// Idle (no packet for the read timeout): push out what is buffered — stdout that is not live,
+/// and the savefile. Returns why to stop, if an error says so.
+fn idle_flush(
+    run: &mut Run,
+    src: &mut LiveSource,
+    out_err: &mut Option<anyhow::Error>,
+    read_err: &mut Option<anyhow::Error>,
+) -> Option<Stop> {
+    match io_outcome(run.finish()) {
+        Ok(None) => {}
+        Ok(Some(_)) => return Some(Stop::OutputClosed),
+        Err(e) => {
+            *out_err = Some(e);
+            return Some(Stop::OutputError);
+        }
+    }
+    if let Err(e) = src.flush_savefile() {
+        *read_err = Some(anyhow::Error::new(e));
+        return Some(Stop::ReadError);
+    }
+    None
 }
 
 /// The end-of-capture report, on standard error.

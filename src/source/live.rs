@@ -173,10 +173,11 @@ fn pcap_msg(e: pcap::Error) -> String {
 pub enum Next<'a> {
     /// A captured frame (already written to the savefile, if any).
     Record(Record<'a>),
-    /// The read timeout expired with no packet.
+    /// Nothing is buffered right now: call [`LiveSource::wait`] (after flushing output, so no
+    /// printed packet lags behind a wait).
+    Empty,
+    /// The read timeout expired with no packet (blocking mode, where the read itself waits).
     Timeout,
-    /// A packet may be available now (the wait ended early): read again.
-    Again,
     /// The capture was stopped through a [`BreakLoop`] handle (`pcap_breakloop`).
     Stopped,
 }
@@ -392,11 +393,11 @@ impl LiveSource {
         self.cap.breakloop_handle()
     }
 
-    /// Read the next frame, waiting at most the read timeout when none is buffered. The frame
-    /// is written to the savefile (if any) before it is returned. Allocation-free.
+    /// Read the next buffered frame without waiting ([`Next::Empty`] when there is none). The
+    /// frame is written to the savefile (if any) before it is returned. Allocation-free.
     ///
     /// # Errors
-    /// [`LiveError::Pcap`] when reading or waiting fails (e.g. the interface went down or away).
+    /// [`LiveError::Pcap`] when reading fails (e.g. the interface went down or away).
     pub fn next_frame(&mut self) -> Result<Next<'_>, LiveError> {
         match self.cap.next_packet() {
             Ok(p) => {
@@ -417,33 +418,45 @@ impl LiveSource {
                     data: p.data,
                 }))
             }
-            // Non-blocking: nothing buffered. Wait for the fd, at most the timeout.
-            Err(pcap::Error::TimeoutExpired) => {
-                let Some(fd) = self.fd else {
-                    return Ok(Next::Timeout);
-                };
-                let mut pfd = libc::pollfd {
-                    fd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
-                // SAFETY: one valid pollfd.
-                match unsafe { libc::poll(&mut pfd, 1, self.timeout_ms) } {
-                    0 => Ok(Next::Timeout),
-                    n if n > 0 => Ok(Next::Again),
-                    _ => {
-                        let e = std::io::Error::last_os_error();
-                        if e.kind() == std::io::ErrorKind::Interrupted {
-                            Ok(Next::Again)
-                        } else {
-                            Err(LiveError::Pcap(format!("{}: poll: {e}", self.iface)))
-                        }
-                    }
-                }
-            }
+            // Non-blocking: nothing buffered. Blocking fallback: the timeout expired.
+            Err(pcap::Error::TimeoutExpired) => Ok(if self.fd.is_some() {
+                Next::Empty
+            } else {
+                Next::Timeout
+            }),
             // pcap_next_ex returns PCAP_ERROR_BREAK (-2) after pcap_breakloop.
             Err(pcap::Error::NoMorePackets) => Ok(Next::Stopped),
             Err(e) => Err(LiveError::Pcap(format!("{}: {}", self.iface, pcap_msg(e)))),
+        }
+    }
+
+    /// Wait until a frame may be available, at most the read timeout (`poll(2)` on the
+    /// selectable fd). `Ok(true)`: something arrived or a signal interrupted the wait, read
+    /// again; `Ok(false)`: the timeout expired. Returns `Ok(true)` at once in blocking mode.
+    ///
+    /// # Errors
+    /// [`LiveError::Pcap`] when `poll` fails.
+    pub fn wait(&mut self) -> Result<bool, LiveError> {
+        let Some(fd) = self.fd else {
+            return Ok(true);
+        };
+        let mut pfd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        match unsafe { libc::poll(&mut pfd, 1, self.timeout_ms) } {
+            0 => Ok(false),
+            n if n > 0 => Ok(true),
+            _ => {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    Ok(true)
+                } else {
+                    Err(LiveError::Pcap(format!("{}: poll: {e}", self.iface)))
+                }
+            }
         }
     }
 
