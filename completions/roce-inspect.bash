@@ -16,20 +16,35 @@ _roce__inspect() {
             ",$1")
                 cmd="roce__inspect"
                 ;;
+            roce__inspect,capture)
+                cmd="roce__inspect__subcmd__capture"
+                ;;
             roce__inspect,generate)
                 cmd="roce__inspect__subcmd__generate"
                 ;;
             roce__inspect,help)
                 cmd="roce__inspect__subcmd__help"
                 ;;
+            roce__inspect,interfaces)
+                cmd="roce__inspect__subcmd__list"
+                ;;
+            roce__inspect,list)
+                cmd="roce__inspect__subcmd__list"
+                ;;
             roce__inspect,read)
                 cmd="roce__inspect__subcmd__read"
+                ;;
+            roce__inspect__subcmd__help,capture)
+                cmd="roce__inspect__subcmd__help__subcmd__capture"
                 ;;
             roce__inspect__subcmd__help,generate)
                 cmd="roce__inspect__subcmd__help__subcmd__generate"
                 ;;
             roce__inspect__subcmd__help,help)
                 cmd="roce__inspect__subcmd__help__subcmd__help"
+                ;;
+            roce__inspect__subcmd__help,list)
+                cmd="roce__inspect__subcmd__help__subcmd__list"
                 ;;
             roce__inspect__subcmd__help,read)
                 cmd="roce__inspect__subcmd__help__subcmd__read"
@@ -41,12 +56,86 @@ _roce__inspect() {
 
     case "${cmd}" in
         roce__inspect)
-            opts="-h -V --help --version read generate help"
+            opts="-h -V --help --version read capture generate list interfaces help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        roce__subcmd__inspect__subcmd__capture)
+            opts="-w -c -f -V -n -q -h --snaplen --promisc --buffer-size --write --buffered --duration --count --filter --qp --opcode --json --verbose --all --color --roce-port --summary --quiet --messages --gaps --mtu --max-flows --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --snaplen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --buffer-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --write)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -w)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --count)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -c)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --filter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --qp)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --opcode)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --roce-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mtu)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-flows)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -121,8 +210,22 @@ _roce__inspect() {
             return 0
             ;;
         roce__subcmd__inspect__subcmd__help)
-            opts="read generate help"
+            opts="read capture generate list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        roce__subcmd__inspect__subcmd__help__subcmd__capture)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -162,9 +265,37 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        roce__subcmd__inspect__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         roce__subcmd__inspect__subcmd__help__subcmd__read)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        roce__subcmd__inspect__subcmd__list)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -23,7 +23,10 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand read 'Decode a pcap or pcapng capture file (`-` reads standard input)'
-            cand generate 'Send RDMA WRITE traffic over libibverbs, from host or GPU memory, as perftest''s ib_write_bw'
+            cand capture 'Capture live from a network interface and decode RoCE packets as they arrive'
+            cand generate 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw'
+            cand list 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
+            cand interfaces 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'roce-inspect;read'= {
@@ -37,6 +40,37 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand --roce-port 'Also decode UDP destination port N as RoCEv2 (repeatable), e.g. `--roce-port 9741`'
             cand --mtu 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`'
             cand --max-flows 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed'
+            cand --json 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`'
+            cand -V 'Print the full header tree of every packet, like `tshark -V`'
+            cand --verbose 'Print the full header tree of every packet, like `tshark -V`'
+            cand --all 'Also list frames that are not RoCE, one short line each'
+            cand -n 'Accepted for tcpdump compatibility; addresses are never resolved to names'
+            cand --summary 'Print the analysis report at the end: QP connections and flows, PSN gaps and retransmissions, NAKs, ECN/CNP congestion, ICRC failures. With `--json`, one JSON document instead of per-packet lines: `read t.pcap --summary --json | jq ''.flows[] | {dest_qp, psn}''`'
+            cand -q 'Print only the reports, not the packets (`-q` alone means `--summary -q`), like `tshark -q`'
+            cand --quiet 'Print only the reports, not the packets (`-q` alone means `--summary -q`), like `tshark -q`'
+            cand --messages 'List the reassembled messages (SEND, WRITE, READ, atomics) per flow; NDJSON with `--json`'
+            cand --gaps 'List the PSN gaps with their NAK and retransmission (the loss stories); NDJSON with `--json`'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'roce-inspect;capture'= {
+            cand --snaplen 'Bytes kept of each frame (1-262144); longer frames are cut and their ICRC is reported as not checkable'
+            cand --buffer-size 'Kernel capture buffer size: bytes, or with a K, M or G suffix (powers of 1024)'
+            cand -w 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C)'
+            cand --write 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C)'
+            cand --duration 'Stop after this many seconds (fractions allowed), e.g. `--duration 30`'
+            cand -c 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`'
+            cand --count 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`'
+            cand -f 'libpcap BPF filter expression, like tcpdump''s, e.g. `-f ''udp port 4791 and host 10.0.0.1''`'
+            cand --filter 'libpcap BPF filter expression, like tcpdump''s, e.g. `-f ''udp port 4791 and host 10.0.0.1''`'
+            cand --qp 'Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`'
+            cand --opcode 'Show only this opcode: a number (`--opcode 0x0a`), a full name (`RC_RDMA_WRITE_ONLY`) or an operation for every transport (`RDMA_WRITE_ONLY`, `ACKNOWLEDGE`, `CNP`)'
+            cand --color 'Colour: auto (terminal and NO_COLOR unset), always, never'
+            cand --roce-port 'Also decode UDP destination port N as RoCEv2 (repeatable), e.g. `--roce-port 9741`'
+            cand --mtu 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`'
+            cand --max-flows 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed'
+            cand --promisc 'Put the interface into promiscuous mode (off by default; a mirror port usually needs it)'
+            cand --buffered 'Hand packets over in blocks (at most 100 ms late) instead of one by one: much higher packet rates without drops. The default when standard output is not a terminal or a pipe (e.g. `-w FILE > /dev/null`); this forces it for terminals and pipes too'
             cand --json 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`'
             cand -V 'Print the full header tree of every packet, like `tshark -V`'
             cand --verbose 'Print the full header tree of every packet, like `tshark -V`'
@@ -70,14 +104,28 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'roce-inspect;list'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'roce-inspect;interfaces'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'roce-inspect;help'= {
             cand read 'Decode a pcap or pcapng capture file (`-` reads standard input)'
-            cand generate 'Send RDMA WRITE traffic over libibverbs, from host or GPU memory, as perftest''s ib_write_bw'
+            cand capture 'Capture live from a network interface and decode RoCE packets as they arrive'
+            cand generate 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw'
+            cand list 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'roce-inspect;help;read'= {
         }
+        &'roce-inspect;help;capture'= {
+        }
         &'roce-inspect;help;generate'= {
+        }
+        &'roce-inspect;help;list'= {
         }
         &'roce-inspect;help;help'= {
         }

@@ -27,7 +27,10 @@ end
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -s V -l version -d 'Print version'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
-complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "generate" -d 'Send RDMA WRITE traffic over libibverbs, from host or GPU memory, as perftest\'s ib_write_bw'
+complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "capture" -d 'Capture live from a network interface and decode RoCE packets as they arrive'
+complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "generate" -d 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest\'s ib_write_bw'
+complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
+complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "interfaces" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s c -l count -d 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s f -l filter -d 'libpcap BPF filter expression, like tcpdump\'s, e.g. `-f \'udp port 4791 and host 10.0.0.1\'`' -r
@@ -48,6 +51,31 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s q -l 
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l messages -d 'List the reassembled messages (SEND, WRITE, READ, atomics) per flow; NDJSON with `--json`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l gaps -d 'List the PSN gaps with their NAK and retransmission (the loss stories); NDJSON with `--json`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l snaplen -d 'Bytes kept of each frame (1-262144); longer frames are cut and their ICRC is reported as not checkable' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l buffer-size -d 'Kernel capture buffer size: bytes, or with a K, M or G suffix (powers of 1024)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s w -l write -d 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l duration -d 'Stop after this many seconds (fractions allowed), e.g. `--duration 30`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s c -l count -d 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s f -l filter -d 'libpcap BPF filter expression, like tcpdump\'s, e.g. `-f \'udp port 4791 and host 10.0.0.1\'`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l qp -d 'Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l opcode -d 'Show only this opcode: a number (`--opcode 0x0a`), a full name (`RC_RDMA_WRITE_ONLY`) or an operation for every transport (`RDMA_WRITE_ONLY`, `ACKNOWLEDGE`, `CNP`)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l color -d 'Colour: auto (terminal and NO_COLOR unset), always, never' -r -f -a "auto\t'Colour when stdout is a terminal and NO_COLOR is unset or empty'
+always\t'Always colour (overrides NO_COLOR)'
+never\t'Never colour'"
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l roce-port -d 'Also decode UDP destination port N as RoCEv2 (repeatable), e.g. `--roce-port 9741`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l mtu -d 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l max-flows -d 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l promisc -d 'Put the interface into promiscuous mode (off by default; a mirror port usually needs it)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l buffered -d 'Hand packets over in blocks (at most 100 ms late) instead of one by one: much higher packet rates without drops. The default when standard output is not a terminal or a pipe (e.g. `-w FILE > /dev/null`); this forces it for terminals and pipes too'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l json -d 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s V -l verbose -d 'Print the full header tree of every packet, like `tshark -V`'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l all -d 'Also list frames that are not RoCE, one short line each'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s n -d 'Accepted for tcpdump compatibility; addresses are never resolved to names'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l summary -d 'Print the analysis report at the end: QP connections and flows, PSN gaps and retransmissions, NAKs, ECN/CNP congestion, ICRC failures. With `--json`, one JSON document instead of per-packet lines: `read t.pcap --summary --json | jq \'.flows[] | {dest_qp, psn}\'`'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s q -l quiet -d 'Print only the reports, not the packets (`-q` alone means `--summary -q`), like `tshark -q`'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l messages -d 'List the reassembled messages (SEND, WRITE, READ, atomics) per flow; NDJSON with `--json`'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l gaps -d 'List the PSN gaps with their NAK and retransmission (the loss stories); NDJSON with `--json`'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l peer -d 'Be the client and write to this server: an IPv4 address, an IPv6 address, or a GID' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l oob-port -d 'TCP port of the out-of-band exchange (QPN, PSN, GID, rkey, address, MTU)' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l device -d 'RDMA device to use (default: the first device with an active Ethernet port)' -r
@@ -65,6 +93,10 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l l
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l imm -d 'Send RDMA WRITE WITH IMMEDIATE instead of RDMA WRITE (client); the server posts receives and counts the immediates'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l json -d 'Print the QP lines and the results as one JSON document instead of text and a table'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read generate help" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read generate help" -f -a "generate" -d 'Send RDMA WRITE traffic over libibverbs, from host or GPU memory, as perftest\'s ib_write_bw'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand list" -s h -l help -d 'Print help'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand interfaces" -s h -l help -d 'Print help'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list help" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list help" -f -a "capture" -d 'Capture live from a network interface and decode RoCE packets as they arrive'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list help" -f -a "generate" -d 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest\'s ib_write_bw'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list help" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

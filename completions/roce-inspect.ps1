@@ -26,7 +26,10 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('read', 'read', [CompletionResultType]::ParameterValue, 'Decode a pcap or pcapng capture file (`-` reads standard input)')
-            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Send RDMA WRITE traffic over libibverbs, from host or GPU memory, as perftest''s ib_write_bw')
+            [CompletionResult]::new('capture', 'capture', [CompletionResultType]::ParameterValue, 'Capture live from a network interface and decode RoCE packets as they arrive')
+            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE')
+            [CompletionResult]::new('interfaces', 'interfaces', [CompletionResultType]::ParameterValue, 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -41,6 +44,38 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('--roce-port', '--roce-port', [CompletionResultType]::ParameterName, 'Also decode UDP destination port N as RoCEv2 (repeatable), e.g. `--roce-port 9741`')
             [CompletionResult]::new('--mtu', '--mtu', [CompletionResultType]::ParameterName, 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`')
             [CompletionResult]::new('--max-flows', '--max-flows', [CompletionResultType]::ParameterName, 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print the full header tree of every packet, like `tshark -V`')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print the full header tree of every packet, like `tshark -V`')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Also list frames that are not RoCE, one short line each')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Accepted for tcpdump compatibility; addresses are never resolved to names')
+            [CompletionResult]::new('--summary', '--summary', [CompletionResultType]::ParameterName, 'Print the analysis report at the end: QP connections and flows, PSN gaps and retransmissions, NAKs, ECN/CNP congestion, ICRC failures. With `--json`, one JSON document instead of per-packet lines: `read t.pcap --summary --json | jq ''.flows[] | {dest_qp, psn}''`')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the reports, not the packets (`-q` alone means `--summary -q`), like `tshark -q`')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the reports, not the packets (`-q` alone means `--summary -q`), like `tshark -q`')
+            [CompletionResult]::new('--messages', '--messages', [CompletionResultType]::ParameterName, 'List the reassembled messages (SEND, WRITE, READ, atomics) per flow; NDJSON with `--json`')
+            [CompletionResult]::new('--gaps', '--gaps', [CompletionResultType]::ParameterName, 'List the PSN gaps with their NAK and retransmission (the loss stories); NDJSON with `--json`')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'roce-inspect;capture' {
+            [CompletionResult]::new('--snaplen', '--snaplen', [CompletionResultType]::ParameterName, 'Bytes kept of each frame (1-262144); longer frames are cut and their ICRC is reported as not checkable')
+            [CompletionResult]::new('--buffer-size', '--buffer-size', [CompletionResultType]::ParameterName, 'Kernel capture buffer size: bytes, or with a K, M or G suffix (powers of 1024)')
+            [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C)')
+            [CompletionResult]::new('--write', '--write', [CompletionResultType]::ParameterName, 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C)')
+            [CompletionResult]::new('--duration', '--duration', [CompletionResultType]::ParameterName, 'Stop after this many seconds (fractions allowed), e.g. `--duration 30`')
+            [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`')
+            [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`')
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression, like tcpdump''s, e.g. `-f ''udp port 4791 and host 10.0.0.1''`')
+            [CompletionResult]::new('--filter', '--filter', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression, like tcpdump''s, e.g. `-f ''udp port 4791 and host 10.0.0.1''`')
+            [CompletionResult]::new('--qp', '--qp', [CompletionResultType]::ParameterName, 'Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`')
+            [CompletionResult]::new('--opcode', '--opcode', [CompletionResultType]::ParameterName, 'Show only this opcode: a number (`--opcode 0x0a`), a full name (`RC_RDMA_WRITE_ONLY`) or an operation for every transport (`RDMA_WRITE_ONLY`, `ACKNOWLEDGE`, `CNP`)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto (terminal and NO_COLOR unset), always, never')
+            [CompletionResult]::new('--roce-port', '--roce-port', [CompletionResultType]::ParameterName, 'Also decode UDP destination port N as RoCEv2 (repeatable), e.g. `--roce-port 9741`')
+            [CompletionResult]::new('--mtu', '--mtu', [CompletionResultType]::ParameterName, 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`')
+            [CompletionResult]::new('--max-flows', '--max-flows', [CompletionResultType]::ParameterName, 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed')
+            [CompletionResult]::new('--promisc', '--promisc', [CompletionResultType]::ParameterName, 'Put the interface into promiscuous mode (off by default; a mirror port usually needs it)')
+            [CompletionResult]::new('--buffered', '--buffered', [CompletionResultType]::ParameterName, 'Hand packets over in blocks (at most 100 ms late) instead of one by one: much higher packet rates without drops. The default when standard output is not a terminal or a pipe (e.g. `-w FILE > /dev/null`); this forces it for terminals and pipes too')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print the full header tree of every packet, like `tshark -V`')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print the full header tree of every packet, like `tshark -V`')
@@ -76,16 +111,34 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
+        'roce-inspect;list' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'roce-inspect;interfaces' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'roce-inspect;help' {
             [CompletionResult]::new('read', 'read', [CompletionResultType]::ParameterValue, 'Decode a pcap or pcapng capture file (`-` reads standard input)')
-            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Send RDMA WRITE traffic over libibverbs, from host or GPU memory, as perftest''s ib_write_bw')
+            [CompletionResult]::new('capture', 'capture', [CompletionResultType]::ParameterValue, 'Capture live from a network interface and decode RoCE packets as they arrive')
+            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'roce-inspect;help;read' {
             break
         }
+        'roce-inspect;help;capture' {
+            break
+        }
         'roce-inspect;help;generate' {
+            break
+        }
+        'roce-inspect;help;list' {
             break
         }
         'roce-inspect;help;help' {

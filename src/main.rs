@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use roce_inspect::cli::capture;
 use roce_inspect::cli::pipeline::{self, Outcome};
 use roce_inspect::cli::{Cli, Command};
 
@@ -12,6 +13,8 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Read(a) => pipeline::read_file(&a.file, &a.display),
         Command::Generate(a) => roce_inspect::generate::run(a).map(|()| Outcome::Ok),
+        Command::Capture(a) => capture::capture(a),
+        Command::List => capture::list(),
     };
     match result {
         Ok(Outcome::Ok) | Ok(Outcome::ClosedPipe) => ExitCode::SUCCESS,

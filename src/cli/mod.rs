@@ -2,6 +2,7 @@
 //! printers together. No protocol logic lives here.
 
 pub mod assets;
+pub mod capture;
 pub mod pipeline;
 pub mod progress;
 
@@ -16,9 +17,17 @@ use crate::output::style::ColorChoice;
     version,
     long_version = long_version(),
     about = "Inspect RDMA over Converged Ethernet (RoCEv1/RoCEv2) and InfiniBand traffic",
-    long_about = "Decode every RoCE packet of a capture: BTH and extended headers, ICRC check, \
-                  FECN/BECN, CNPs, ECN marks, malformed and truncated packets.",
-    after_help = "Examples:\n  roce-inspect read trace.pcap\n  roce-inspect read trace.pcap --json | jq .bth.psn"
+    long_about = "Decode every RoCE packet of a capture or a live interface: BTH and every extended \
+                  header, ICRC check, FECN/BECN, CNPs, ECN marks, malformed and truncated packets; \
+                  group them into QP flows and report messages, PSN gaps, retransmissions, NAKs \
+                  and congestion (--summary).",
+    after_help = "Examples:\n  \
+                  roce-inspect read trace.pcap                      decode a capture file\n  \
+                  roce-inspect capture eth0                         decode RoCE live (Ctrl-C stops)\n  \
+                  roce-inspect generate --gpu 0 --peer <gid>        send RDMA WRITEs from GPU memory\n  \
+                  roce-inspect read trace.pcap --summary            flows, gaps, congestion report\n  \
+                  roce-inspect read trace.pcap --json | jq .bth.psn\n\n\
+                  Exit status: 0 success, 1 runtime error, 2 usage error."
 )]
 pub struct Cli {
     /// The subcommand.
@@ -57,11 +66,66 @@ pub enum Command {
                             tcpdump -w - -i eth0 udp port 4791 | roce-inspect read -"
     )]
     Read(ReadArgs),
-    /// Send RDMA WRITE traffic over libibverbs, from host or GPU memory, as perftest's ib_write_bw.
+    /// Capture live from a network interface and decode RoCE packets as they arrive.
+    ///
+    /// Needs root or CAP_NET_RAW + CAP_NET_ADMIN. Stops on -c N, --duration, Ctrl-C or SIGTERM,
+    /// then prints a report on standard error.
+    #[command(after_help = CAPTURE_HELP, after_long_help = capture_long_help())]
+    Capture(CaptureArgs),
+    /// Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest's ib_write_bw.
     #[command(after_help = "Examples:\n  roce-inspect generate --listen\n  \
                             roce-inspect generate --peer 192.168.1.2 --size 8K --iters 100\n  \
                             roce-inspect generate --gpu 0 --peer fe80::2:c903:0:1 --imm")]
     Generate(crate::generate::GenerateArgs),
+    /// List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE.
+    #[command(visible_alias = "interfaces")]
+    List,
+}
+
+const CAPTURE_HELP: &str = "By default only RoCE is captured: UDP to port 4791 (and every --roce-port) \
+    and Ethertype 0x8915, untagged or behind VLAN tags. -f EXPR replaces that filter.\n\n\
+    Examples:\n  roce-inspect capture eth0\n  roce-inspect capture eth0 -w run.pcap --duration 60\n  \
+    roce-inspect capture eth0 --json | jq .bth.psn\n  \
+    roce-inspect capture eth0 -f 'udp port 4791 and host 10.0.0.2' -c 100\n\n\
+    On ConnectX NICs RoCE bypasses the kernel: see `roce-inspect list` or --help.";
+
+/// `capture --help` (and the man page): the short help's text plus the note on capturing
+/// NIC-offloaded RoCE.
+fn capture_long_help() -> String {
+    format!("{CAPTURE_HELP}\n\n{}", crate::source::live::OFFLOAD_NOTE)
+}
+
+/// `capture` arguments.
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// Interface to capture on (`roce-inspect list` shows them), like `tcpdump -i IFACE`.
+    #[arg(value_name = "IFACE")]
+    pub iface: String,
+    /// Bytes kept of each frame (1-262144); longer frames are cut and their ICRC is reported as
+    /// not checkable.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::source::live::MAX_SNAPLEN,
+          value_parser = clap::value_parser!(u32).range(1..=crate::source::live::MAX_SNAPLEN as i64))]
+    pub snaplen: u32,
+    /// Put the interface into promiscuous mode (off by default; a mirror port usually needs it).
+    #[arg(long)]
+    pub promisc: bool,
+    /// Kernel capture buffer size: bytes, or with a K, M or G suffix (powers of 1024).
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
+    pub buffer_size: u32,
+    /// Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C).
+    #[arg(short = 'w', long = "write", value_name = "FILE")]
+    pub write: Option<String>,
+    /// Hand packets over in blocks (at most 100 ms late) instead of one by one: much higher
+    /// packet rates without drops. The default when standard output is not a terminal or a pipe
+    /// (e.g. `-w FILE > /dev/null`); this forces it for terminals and pipes too.
+    #[arg(long)]
+    pub buffered: bool,
+    /// Stop after this many seconds (fractions allowed), e.g. `--duration 30`.
+    #[arg(long, value_name = "SECS", value_parser = parse_duration)]
+    pub duration: Option<f64>,
+    /// Display and decoding options.
+    #[command(flatten)]
+    pub display: DisplayArgs,
 }
 
 /// `read` arguments.
@@ -165,6 +229,40 @@ fn parse_opcode(s: &str) -> Result<OpcodeSet, String> {
     crate::decode::opcode::parse_opcode_selector(s).map(|a| OpcodeSet(Box::new(a)))
 }
 
+/// Parse a size: bytes, or a number with a K, M or G suffix (KiB, MiB, GiB accepted); at most
+/// 2 GiB - 1 (libpcap takes an `int`).
+fn parse_size(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let (num, mult) = [
+        ("gib", 1u64 << 30),
+        ("g", 1 << 30),
+        ("mib", 1 << 20),
+        ("m", 1 << 20),
+        ("kib", 1 << 10),
+        ("k", 1 << 10),
+    ]
+    .iter()
+    .find_map(|(suf, m)| lower.strip_suffix(suf).map(|n| (n.trim().to_string(), *m)))
+    .unwrap_or((lower.clone(), 1));
+    let v: u64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size (bytes, or a number with K, M or G)"))?;
+    let bytes = v
+        .checked_mul(mult)
+        .filter(|b| (1..=i32::MAX as u64).contains(b))
+        .ok_or_else(|| format!("'{s}' is out of range (1 byte to 2 GiB - 1)"))?;
+    Ok(bytes as u32)
+}
+
+/// Parse a positive, finite number of seconds.
+fn parse_duration(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(v),
+        _ => Err(format!("'{s}' is not a positive number of seconds")),
+    }
+}
+
 fn parse_qpn(s: &str) -> Result<u32, String> {
     let v = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         u32::from_str_radix(h, 16)
@@ -176,4 +274,34 @@ fn parse_qpn(s: &str) -> Result<u32, String> {
         return Err(format!("QP number {v:#x} is larger than 24 bits"));
     }
     Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64M"), Ok(64 << 20));
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("512k"), Ok(512 << 10));
+        assert_eq!(parse_size("1000000"), Ok(1_000_000));
+        assert!(parse_size("2G").is_err());
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("lots").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("2.5"), Ok(2.5));
+        assert!(parse_duration("0").is_err());
+        assert!(parse_duration("-1").is_err());
+        assert!(parse_duration("inf").is_err());
+    }
+
+    #[test]
+    fn cli_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
 }

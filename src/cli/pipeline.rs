@@ -48,6 +48,7 @@ pub struct Run {
     display: DisplayArgs,
     first_ts: Option<u64>,
     frames: u64,
+    roce: u64,
     /// Flush after every printed frame (live capture).
     pub flush_each: bool,
 }
@@ -73,6 +74,7 @@ impl Run {
             display: display.clone(),
             first_ts: None,
             frames: 0,
+            roce: 0,
             flush_each: false,
         }
     }
@@ -80,6 +82,11 @@ impl Run {
     /// Frames handled so far.
     pub fn frames(&self) -> u64 {
         self.frames
+    }
+
+    /// Frames decoded as RoCE (v1, v2 or native IB, malformed ones included) so far.
+    pub fn roce_frames(&self) -> u64 {
+        self.roce
     }
 
     /// Whether `-c N` has been reached.
@@ -95,6 +102,9 @@ impl Run {
         self.frames += 1;
         let first = *self.first_ts.get_or_insert(rec.ts_ns);
         let frame = decode_frame(self.linktype, rec.data, rec.len, &self.cfg);
+        if frame.roce().is_some() {
+            self.roce += 1;
+        }
         if let Some(a) = &mut self.analyzer {
             a.push(rec.number, rec.ts_ns, &frame);
         }
@@ -180,7 +190,8 @@ pub enum Outcome {
     ClosedPipe,
 }
 
-fn io_outcome(r: io::Result<()>) -> Result<Option<Outcome>> {
+/// Map an output result: a closed pipe ends the run quietly, other errors are reported.
+pub(crate) fn io_outcome(r: io::Result<()>) -> Result<Option<Outcome>> {
     match r {
         Ok(()) => Ok(None),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(Some(Outcome::ClosedPipe)),

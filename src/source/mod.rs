@@ -2,8 +2,10 @@
 //! interfaces. Every source yields [`Record`]s that borrow the source's buffer until the next call.
 
 pub mod file;
+pub mod live;
 
 pub use file::FileSource;
+pub use live::LiveSource;
 
 /// One captured frame as libpcap delivers it.
 #[derive(Clone, Copy, Debug)]
