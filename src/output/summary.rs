@@ -132,77 +132,81 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
 
     // Connections and flows.
     title(out, "Connections and flows", color)?;
-    let mut t = table(color);
-    t.set_header(vec![
-        "conn",
-        "flow",
-        "src → dst",
-        "QP",
-        "tr",
-        "pkts",
-        "payload",
-        "SEND",
-        "WRITE",
-        "READ",
-        "ATOMIC",
-        "gaps",
-        "missing",
-        "retx",
-        "NAKs",
-        "RNR",
-        "TO",
-        "CE %",
-        "CNPs",
-        "ACK RTT p50",
-    ]);
-    // Paired flows first, connection by connection; then unpaired ones.
-    let mut order: Vec<&FlowReport> = Vec::with_capacity(report.flows.len());
-    for c in &report.connections {
-        order.extend(c.flows.iter().map(|&i| &report.flows[i]));
-    }
-    order.extend(report.flows.iter().filter(|f| f.connection.is_none()));
-    for f in order {
-        let conn = match f.connection {
-            Some(c) => format!("{c} ({})", report.connections[c].paired_by),
-            None => "unpaired".to_string(),
-        };
-        let naks = f.naks.psn_seq_err
-            + f.naks.invalid_request
-            + f.naks.remote_access
-            + f.naks.remote_op
-            + f.naks.invalid_rd
-            + f.naks.reserved;
-        let [send, write, read, atomic] = msg_cell(f);
-        let ce = if f.ecn.ce == 0 {
-            Cell::new("0").set_alignment(CellAlignment::Right)
-        } else {
-            let c = right(format!("{:.2}", f.ce_fraction * 100.0));
-            if color { c.fg(Color::Yellow) } else { c }
-        };
-        t.add_row(vec![
-            Cell::new(conn),
-            right(f.id),
-            Cell::new(flow_label(f)),
-            Cell::new(format!("{:#08x}", f.dest_qp)),
-            Cell::new(&f.transport),
-            right(f.packets),
-            right(fmt_bytes(f.payload_bytes)),
-            right(send),
-            right(write),
-            right(read),
-            right(atomic),
-            num(f.psn.gap_events, true, color),
-            num(f.psn.missing, true, color),
-            num(f.psn.retransmitted, true, color),
-            num(naks, true, color),
-            num(f.rnr_naks, true, color),
-            num(f.loss.timeouts, true, color),
-            ce,
-            num(f.cnps, false, color),
-            right(opt_stat(&f.ack_rtt_ns, |s| fmt_ns(s.median))),
+    if report.flows.is_empty() {
+        writeln!(out, "no RoCE flows")?;
+    } else {
+        let mut t = table(color);
+        t.set_header(vec![
+            "conn",
+            "flow",
+            "src → dst",
+            "QP",
+            "tr",
+            "pkts",
+            "payload",
+            "SEND",
+            "WRITE",
+            "READ",
+            "ATOMIC",
+            "gaps",
+            "missing",
+            "retx",
+            "NAKs",
+            "RNR",
+            "TO",
+            "CE %",
+            "CNPs",
+            "ACK RTT p50",
         ]);
+        // Paired flows first, connection by connection; then unpaired ones.
+        let mut order: Vec<&FlowReport> = Vec::with_capacity(report.flows.len());
+        for c in &report.connections {
+            order.extend(c.flows.iter().map(|&i| &report.flows[i]));
+        }
+        order.extend(report.flows.iter().filter(|f| f.connection.is_none()));
+        for f in order {
+            let conn = match f.connection {
+                Some(c) => format!("{c} ({})", report.connections[c].paired_by),
+                None => "unpaired".to_string(),
+            };
+            let naks = f.naks.psn_seq_err
+                + f.naks.invalid_request
+                + f.naks.remote_access
+                + f.naks.remote_op
+                + f.naks.invalid_rd
+                + f.naks.reserved;
+            let [send, write, read, atomic] = msg_cell(f);
+            let ce = if f.ecn.ce == 0 {
+                Cell::new("0").set_alignment(CellAlignment::Right)
+            } else {
+                let c = right(format!("{:.2}", f.ce_fraction * 100.0));
+                if color { c.fg(Color::Yellow) } else { c }
+            };
+            t.add_row(vec![
+                Cell::new(conn),
+                right(f.id),
+                Cell::new(flow_label(f)),
+                Cell::new(format!("{:#08x}", f.dest_qp)),
+                Cell::new(&f.transport),
+                right(f.packets),
+                right(fmt_bytes(f.payload_bytes)),
+                right(send),
+                right(write),
+                right(read),
+                right(atomic),
+                num(f.psn.gap_events, true, color),
+                num(f.psn.missing, true, color),
+                num(f.psn.retransmitted, true, color),
+                num(naks, true, color),
+                num(f.rnr_naks, true, color),
+                num(f.loss.timeouts, true, color),
+                ce,
+                num(f.cnps, false, color),
+                right(opt_stat(&f.ack_rtt_ns, |s| fmt_ns(s.median))),
+            ]);
+        }
+        writeln!(out, "{t}")?;
     }
-    writeln!(out, "{t}")?;
     for c in &report.connections {
         if let Some(s) = &c.ack_rtt_ns {
             writeln!(
