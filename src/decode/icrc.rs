@@ -9,15 +9,36 @@
 
 use crc32fast::Hasher;
 
-const PSEUDO_LRH: [u8; 8] = [0xff; 8];
+/// CRC-32 of the eight 0xFF bytes that stand in for the LRH, so every computation can start
+/// from it instead of hashing them again (`zlib.crc32(b"\xff" * 8)`; its complement 0xdebb20e3
+/// is the seed rxe uses).
+const CRC_OF_PSEUDO_LRH: u32 = 0x2144_df1c;
 
-/// Feed the BTH-and-after part: BTH byte 4 masked, the rest as is.
-fn feed_transport(h: &mut Hasher, transport: &[u8]) {
-    let mut bth = [0u8; 12];
-    bth.copy_from_slice(&transport[..12]);
-    bth[4] = 0xff;
-    h.update(&bth);
+/// Longest masked prefix: IPv4 header with options (60) + UDP (8) + BTH (12) bytes.
+const PREFIX_MAX: usize = 60 + 8 + 12;
+
+/// Hash the masked headers as one buffer, then the rest of the transport bytes: two `update`
+/// calls instead of one per header keeps short packets cheap.
+fn finish(prefix: &[u8], transport: &[u8]) -> u32 {
+    let mut h = Hasher::new_with_initial(CRC_OF_PSEUDO_LRH);
+    h.update(prefix);
     h.update(&transport[12..]);
+    h.finalize()
+}
+
+/// Append the BTH with byte 4 (FECN, BECN, Resv6a) masked.
+fn put_bth(buf: &mut [u8; PREFIX_MAX], at: usize, transport: &[u8]) -> usize {
+    buf[at..at + 12].copy_from_slice(&transport[..12]);
+    buf[at + 4] = 0xff;
+    at + 12
+}
+
+/// Append the UDP header with its checksum masked.
+fn put_udp(buf: &mut [u8; PREFIX_MAX], at: usize, udp_hdr: &[u8]) -> usize {
+    buf[at..at + 8].copy_from_slice(&udp_hdr[..8]);
+    buf[at + 6] = 0xff;
+    buf[at + 7] = 0xff;
+    at + 8
 }
 
 /// ICRC of a RoCEv2 packet over IPv4.
@@ -26,19 +47,16 @@ fn feed_transport(h: &mut Hasher, transport: &[u8]) {
 /// header, `transport` the bytes from the BTH up to (excluding) the ICRC, at least 12 bytes.
 /// Masked: TOS, TTL, header checksum, UDP checksum.
 pub fn rocev2_ipv4(ip_hdr: &[u8], udp_hdr: &[u8], transport: &[u8]) -> u32 {
-    let mut h = Hasher::new();
-    h.update(&PSEUDO_LRH);
-    let mut ip = [0u8; 60];
+    let mut buf = [0u8; PREFIX_MAX];
     let n = ip_hdr.len().min(60);
-    ip[..n].copy_from_slice(&ip_hdr[..n]);
-    ip[1] = 0xff; // TOS: DSCP + ECN
-    ip[8] = 0xff; // TTL
-    ip[10] = 0xff; // header checksum
-    ip[11] = 0xff;
-    h.update(&ip[..n]);
-    feed_udp(&mut h, udp_hdr);
-    feed_transport(&mut h, transport);
-    h.finalize()
+    buf[..n].copy_from_slice(&ip_hdr[..n]);
+    buf[1] = 0xff; // TOS: DSCP + ECN
+    buf[8] = 0xff; // TTL
+    buf[10] = 0xff; // header checksum
+    buf[11] = 0xff;
+    let at = put_udp(&mut buf, n, udp_hdr);
+    let at = put_bth(&mut buf, at, transport);
+    finish(&buf[..at], transport)
 }
 
 /// ICRC of a RoCEv2 packet over IPv6.
@@ -47,28 +65,28 @@ pub fn rocev2_ipv4(ip_hdr: &[u8], udp_hdr: &[u8], transport: &[u8]) -> u32 {
 /// `udp_hdr` and `transport` as for [`rocev2_ipv4`]. Masked: traffic class, flow label, hop
 /// limit, UDP checksum.
 pub fn rocev2_ipv6(ip_hdr: &[u8], udp_hdr: &[u8], transport: &[u8]) -> u32 {
-    let mut h = Hasher::new();
-    h.update(&PSEUDO_LRH);
     let mut ip = [0u8; 40];
     ip.copy_from_slice(&ip_hdr[..40]);
-    ip[0] |= 0x0f; // low nibble of traffic class
-    ip[1] = 0xff; // traffic class low nibble + flow label
-    ip[2] = 0xff;
-    ip[3] = 0xff;
-    ip[7] = 0xff; // hop limit
+    mask_grh_like(&mut ip);
+    let mut h = Hasher::new_with_initial(CRC_OF_PSEUDO_LRH);
     h.update(&ip);
     h.update(&ip_hdr[40..]);
-    feed_udp(&mut h, udp_hdr);
-    feed_transport(&mut h, transport);
+    let mut buf = [0u8; PREFIX_MAX];
+    let at = put_udp(&mut buf, 0, udp_hdr);
+    let at = put_bth(&mut buf, at, transport);
+    h.update(&buf[..at]);
+    h.update(&transport[12..]);
     h.finalize()
 }
 
-fn feed_udp(h: &mut Hasher, udp_hdr: &[u8]) {
-    let mut udp = [0u8; 8];
-    udp.copy_from_slice(&udp_hdr[..8]);
-    udp[6] = 0xff;
-    udp[7] = 0xff;
-    h.update(&udp);
+/// Mask traffic class, flow label and hop limit of an IPv6 header or GRH (same layout of the
+/// first 8 bytes: version 4, class 8, flow label 20, length 16, next header 8, hop limit 8).
+fn mask_grh_like(h: &mut [u8; 40]) {
+    h[0] |= 0x0f;
+    h[1] = 0xff;
+    h[2] = 0xff;
+    h[3] = 0xff;
+    h[7] = 0xff;
 }
 
 /// ICRC of a packet that carries a GRH (RoCEv1, or native IB with LNH = 3): the LRH (if any) is
@@ -77,29 +95,30 @@ fn feed_udp(h: &mut Hasher, udp_hdr: &[u8]) {
 ///
 /// Rule confirmed against a public native-IB ERF capture (spec/roce.md §4, "Check made since").
 pub fn with_grh(grh: &[u8], transport: &[u8]) -> u32 {
-    let mut h = Hasher::new();
-    h.update(&PSEUDO_LRH);
     let mut g = [0u8; 40];
     g.copy_from_slice(&grh[..40]);
-    g[0] |= 0x0f;
-    g[1] = 0xff;
-    g[2] = 0xff;
-    g[3] = 0xff;
-    g[7] = 0xff; // hop limit
+    mask_grh_like(&mut g);
+    let mut h = Hasher::new_with_initial(CRC_OF_PSEUDO_LRH);
     h.update(&g);
-    feed_transport(&mut h, transport);
+    let mut bth = [0u8; 12];
+    bth.copy_from_slice(&transport[..12]);
+    bth[4] = 0xff;
+    h.update(&bth);
+    h.update(&transport[12..]);
     h.finalize()
 }
 
 /// ICRC of a native-IB packet without GRH (LNH = 2): the real LRH with only its VL field (4
 /// bits) masked, then the transport bytes (spec/roce.md §4).
 pub fn ib_local(lrh: &[u8], transport: &[u8]) -> u32 {
+    let mut buf = [0u8; 20];
+    buf[..8].copy_from_slice(&lrh[..8]);
+    buf[0] |= 0xf0;
+    buf[8..20].copy_from_slice(&transport[..12]);
+    buf[12] = 0xff; // BTH byte 4
     let mut h = Hasher::new();
-    let mut l = [0u8; 8];
-    l.copy_from_slice(&lrh[..8]);
-    l[0] |= 0xf0;
-    h.update(&l);
-    feed_transport(&mut h, transport);
+    h.update(&buf);
+    h.update(&transport[12..]);
     h.finalize()
 }
 

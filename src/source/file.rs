@@ -136,6 +136,23 @@ impl FileSource {
         if self.done {
             return Ok(None);
         }
+        if self.filter.is_none() {
+            // Fast path: hand out libpcap's buffer directly, no copy.
+            self.number += 1;
+            return match self.cap.next_packet() {
+                Ok(p) => Ok(Some(Record {
+                    number: self.number,
+                    ts_ns: ts_to_ns(&p.header.ts),
+                    caplen: p.header.caplen,
+                    len: p.header.len,
+                    data: p.data,
+                })),
+                Err(e) => {
+                    self.done = true;
+                    end(e)
+                }
+            };
+        }
         let header = loop {
             match self.cap.next_packet() {
                 Ok(p) => {
