@@ -70,12 +70,16 @@ _roce__inspect() {
             return 0
             ;;
         roce__subcmd__inspect__subcmd__capture)
-            opts="-w -c -f -V -n -q -h --snaplen --promisc --buffer-size --write --buffered --duration --count --filter --qp --opcode --json --verbose --all --color --roce-port --summary --quiet --messages --gaps --mtu --max-flows --help"
+            opts="-i -w -c -f -V -n -q -h --snaplen --promisc --buffer-size --write --buffered --duration --count --filter --qp --opcode --json --verbose --all --color --roce-port --summary --quiet --messages --gaps --mtu --max-flows --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --snaplen)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -308,12 +312,16 @@ _roce__inspect() {
             return 0
             ;;
         roce__subcmd__inspect__subcmd__read)
-            opts="-c -f -V -n -q -h --count --filter --qp --opcode --json --verbose --all --color --roce-port --summary --quiet --messages --gaps --mtu --max-flows --help"
+            opts="-r -c -f -V -n -q -h --count --filter --qp --opcode --json --verbose --all --color --roce-port --summary --quiet --messages --gaps --mtu --max-flows --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                -r)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --count)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

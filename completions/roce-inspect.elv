@@ -30,6 +30,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'roce-inspect;read'= {
+            cand -r 'The capture file, tcpdump style (`read -r trace.pcap`); same as FILE'
             cand -c 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`'
             cand --count 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`'
             cand -f 'libpcap BPF filter expression, like tcpdump''s, e.g. `-f ''udp port 4791 and host 10.0.0.1''`'
@@ -54,6 +55,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'roce-inspect;capture'= {
+            cand -i 'The interface, tcpdump style (`capture -i eth0`); same as IFACE'
             cand --snaplen 'Bytes kept of each frame (1-262144); longer frames are cut and their ICRC is reported as not checkable'
             cand --buffer-size 'Kernel capture buffer size: bytes, or with a K, M or G suffix (powers of 1024)'
             cand -w 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C)'

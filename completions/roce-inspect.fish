@@ -32,6 +32,7 @@ complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "generate"
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "interfaces" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s r -d 'The capture file, tcpdump style (`read -r trace.pcap`); same as FILE' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s c -l count -d 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s f -l filter -d 'libpcap BPF filter expression, like tcpdump\'s, e.g. `-f \'udp port 4791 and host 10.0.0.1\'`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l qp -d 'Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`' -r
@@ -51,6 +52,7 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s q -l 
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l messages -d 'List the reassembled messages (SEND, WRITE, READ, atomics) per flow; NDJSON with `--json`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l gaps -d 'List the PSN gaps with their NAK and retransmission (the loss stories); NDJSON with `--json`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s i -d 'The interface, tcpdump style (`capture -i eth0`); same as IFACE' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l snaplen -d 'Bytes kept of each frame (1-262144); longer frames are cut and their ICRC is reported as not checkable' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l buffer-size -d 'Kernel capture buffer size: bytes, or with a K, M or G suffix (powers of 1024)' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s w -l write -d 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C)' -r

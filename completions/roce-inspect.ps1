@@ -34,6 +34,7 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             break
         }
         'roce-inspect;read' {
+            [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'The capture file, tcpdump style (`read -r trace.pcap`); same as FILE')
             [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`')
             [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`')
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression, like tcpdump''s, e.g. `-f ''udp port 4791 and host 10.0.0.1''`')
@@ -59,6 +60,7 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             break
         }
         'roce-inspect;capture' {
+            [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'The interface, tcpdump style (`capture -i eth0`); same as IFACE')
             [CompletionResult]::new('--snaplen', '--snaplen', [CompletionResultType]::ParameterName, 'Bytes kept of each frame (1-262144); longer frames are cut and their ICRC is reported as not checkable')
             [CompletionResult]::new('--buffer-size', '--buffer-size', [CompletionResultType]::ParameterName, 'Kernel capture buffer size: bytes, or with a K, M or G suffix (powers of 1024)')
             [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C)')

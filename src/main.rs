@@ -11,7 +11,7 @@ use roce_inspect::cli::{Cli, Command};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Read(a) => pipeline::read_file(&a.file, &a.display),
+        Command::Read(a) => pipeline::read_file(a.path(), &a.display),
         Command::Generate(a) => roce_inspect::generate::run(a).map(|()| Outcome::Ok),
         Command::Capture(a) => capture::capture(a),
         Command::List => capture::list(),

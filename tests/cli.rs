@@ -716,3 +716,22 @@ fn empty_stdin() {
     assert_one_line_error(out.status.code(), &err, "<stdin>", "empty stdin");
     assert!(err.contains("empty"), "{err}");
 }
+
+/// tcpdump's `-r FILE` and `capture -i IFACE` are accepted as well as the positional forms.
+#[test]
+fn tcpdump_style_r_and_i() {
+    let path = real("rping.pcap");
+    let f = path.to_str().unwrap();
+    let positional = run(&["read", f, "--json"]);
+    let dash_r = run(&["read", "-r", f, "--json"]);
+    assert_eq!(positional, dash_r);
+    let (code, _, err) = run(&["read", f, "-r", f]);
+    assert_eq!(
+        code,
+        Some(2),
+        "FILE and -r together are a usage error: {err}"
+    );
+    let (code, _, err) = run(&["capture", "-i", "no-such-if0"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("no-such-if0: no such interface"), "{err}");
+}

@@ -90,7 +90,7 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
         ..LiveOptions::default()
     };
     let d = &a.display;
-    let mut src = LiveSource::open(&a.iface, &opts)?;
+    let mut src = LiveSource::open(a.interface(), &opts)?;
     let filter = match &d.filter {
         Some(f) => {
             src.set_filter(f)?;

@@ -98,9 +98,17 @@ fn capture_long_help() -> String {
 /// `capture` arguments.
 #[derive(Debug, Args)]
 pub struct CaptureArgs {
-    /// Interface to capture on (`roce-inspect list` shows them), like `tcpdump -i IFACE`.
-    #[arg(value_name = "IFACE")]
-    pub iface: String,
+    /// Interface to capture on (`roce-inspect list` shows them); `-i IFACE` works too, as in
+    /// tcpdump.
+    #[arg(
+        value_name = "IFACE",
+        required_unless_present = "i_iface",
+        conflicts_with = "i_iface"
+    )]
+    pub iface: Option<String>,
+    /// The interface, tcpdump style (`capture -i eth0`); same as IFACE.
+    #[arg(short = 'i', id = "i_iface", value_name = "IFACE")]
+    pub i_iface: Option<String>,
     /// Bytes kept of each frame (1-262144); longer frames are cut and their ICRC is reported as
     /// not checkable.
     #[arg(long, value_name = "BYTES", default_value_t = crate::source::live::MAX_SNAPLEN,
@@ -131,12 +139,39 @@ pub struct CaptureArgs {
 /// `read` arguments.
 #[derive(Debug, Args)]
 pub struct ReadArgs {
-    /// Capture file (pcap or pcapng); `-` for standard input. Like `tcpdump -r FILE`.
-    #[arg(value_name = "FILE")]
-    pub file: String,
+    /// Capture file (pcap or pcapng); `-` for standard input. `-r FILE` works too, as in tcpdump.
+    #[arg(
+        value_name = "FILE",
+        required_unless_present = "r_file",
+        conflicts_with = "r_file"
+    )]
+    pub file: Option<String>,
+    /// The capture file, tcpdump style (`read -r trace.pcap`); same as FILE.
+    #[arg(short = 'r', id = "r_file", value_name = "FILE")]
+    pub r_file: Option<String>,
     /// Display and decoding options.
     #[command(flatten)]
     pub display: DisplayArgs,
+}
+
+impl ReadArgs {
+    /// The file to read, given as FILE or `-r FILE`.
+    pub fn path(&self) -> &str {
+        self.file
+            .as_deref()
+            .or(self.r_file.as_deref())
+            .unwrap_or("-")
+    }
+}
+
+impl CaptureArgs {
+    /// The interface, given as IFACE or `-i IFACE`.
+    pub fn interface(&self) -> &str {
+        self.iface
+            .as_deref()
+            .or(self.i_iface.as_deref())
+            .unwrap_or_default()
+    }
 }
 
 /// Options shared by `read` and `capture`.
