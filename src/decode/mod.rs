@@ -449,6 +449,24 @@ impl<'a> Frame<'a> {
 ///
 /// `data` is the captured bytes (`caplen` of them), `orig_len` the length on the wire. Never
 /// panics and never allocates; any byte sequence yields a [`Frame`].
+///
+/// ```
+/// use roce_inspect::decode::{decode_frame, DecodeConfig, IcrcStatus, LinkType};
+///
+/// // The RoCEv2 CNP captured on a ConnectX-4 Lx (spec/roce.md §4), from the IP header on.
+/// let hex = "45c2003c718c400040119161 0a001101 0a001201 000012b700280000 \
+///            8100ffff40000118 00000000 00000000000000000000000000000000 82fd002a";
+/// let hex: String = hex.split_whitespace().collect();
+/// let bytes: Vec<u8> = (0..hex.len())
+///     .step_by(2)
+///     .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+///     .collect();
+/// let frame = decode_frame(LinkType::RAW, &bytes, bytes.len() as u32, &DecodeConfig::default());
+/// let cnp = frame.roce().unwrap();
+/// let bth = cnp.bth.unwrap();
+/// assert_eq!((bth.opcode.0, bth.becn, bth.dest_qp), (0x81, true, 0x118));
+/// assert_eq!(cnp.icrc.status, IcrcStatus::Good);
+/// ```
 pub fn decode_frame<'a>(
     linktype: LinkType,
     data: &'a [u8],
