@@ -568,6 +568,30 @@ fn loopback_json_and_savefile(to_file: bool) {
     assert_eq!(read_json(&pcap), lines, "savefile re-read differs");
 }
 
+/// `--summary --json` on a capture prints one report document when the capture stops, covering
+/// every packet sent (not an empty report while idle).
+#[test]
+fn capture_summary_is_printed_at_stop() {
+    if !privileged("capture_summary_is_printed_at_stop") {
+        return;
+    }
+    let ns = Netns::new();
+    ns.lo_up();
+    let sent = sample_packets();
+    let n = sent.len().to_string();
+    let mut cap = Capture::start(&ns, &["lo", "-c", &n, "--summary", "--json"]);
+    // Let the capture go idle once before sending, as a user's capture would.
+    thread::sleep(Duration::from_millis(300));
+    send_udp(&ns, sent.clone());
+    let st = cap.wait_exit(20);
+    assert!(st.success(), "exit {st}; stderr: {:?}", cap.stderr_lines());
+    let lines = cap.stdout_lines();
+    assert_eq!(lines.len(), 1, "one report document: {lines:?}");
+    let report: Value = serde_json::from_str(&lines[0]).expect("report JSON");
+    assert_eq!(report["frames"]["roce"], sent.len() as u64, "{report}");
+    assert_eq!(report["icrc"]["good"], sent.len() as u64, "{report}");
+}
+
 /// A capture stopped by SIGINT (and one by SIGTERM) exits 0, prints the report, and leaves a
 /// savefile that `read` and `tshark -r` both read in full.
 #[test]

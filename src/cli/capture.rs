@@ -145,7 +145,7 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
             },
             Ok(Next::Empty) => {
                 if live_out {
-                    match io_outcome(run.finish()) {
+                    match io_outcome(run.flush()) {
                         Ok(None) => {}
                         Ok(Some(_)) => break Stop::OutputClosed,
                         Err(e) => {
@@ -220,7 +220,7 @@ fn idle_flush(
     out_err: &mut Option<anyhow::Error>,
     read_err: &mut Option<anyhow::Error>,
 ) -> Option<Stop> {
-    match io_outcome(run.finish()) {
+    match io_outcome(run.flush()) {
         Ok(None) => {}
         Ok(Some(_)) => return Some(Stop::OutputClosed),
         Err(e) => {

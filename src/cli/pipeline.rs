@@ -124,7 +124,15 @@ impl Run {
         Ok(())
     }
 
-    /// Flush the printer, then print the reports asked for.
+    /// Write out the packet lines printed so far (live capture, while idle).
+    ///
+    /// # Errors
+    /// Output I/O errors.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.printer.flush()
+    }
+
+    /// At the end of the input: flush the printer, then print the reports asked for.
     ///
     /// # Errors
     /// Output I/O errors.
