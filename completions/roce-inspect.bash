@@ -69,7 +69,7 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roce__subcmd__inspect__subcmd__capture)
+        roce__inspect__subcmd__capture)
             opts="-i -w -c -f -V -n -q -h --snaplen --promisc --buffer-size --write --buffered --duration --count --filter --qp --opcode --json --verbose --all --color --roce-port --summary --quiet --messages --gaps --mtu --max-flows --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -147,7 +147,7 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roce__subcmd__inspect__subcmd__generate)
+        roce__inspect__subcmd__generate)
             opts="-h --listen --peer --oob-port --device --ib-port --gid-index --gpu --size --imm --iters --duration --tx-depth --qps --tclass --mtu --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -213,7 +213,7 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roce__subcmd__inspect__subcmd__help)
+        roce__inspect__subcmd__help)
             opts="read capture generate list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -227,7 +227,7 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roce__subcmd__inspect__subcmd__help__subcmd__capture)
+        roce__inspect__subcmd__help__subcmd__capture)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -241,7 +241,7 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roce__subcmd__inspect__subcmd__help__subcmd__generate)
+        roce__inspect__subcmd__help__subcmd__generate)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -255,7 +255,7 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roce__subcmd__inspect__subcmd__help__subcmd__help)
+        roce__inspect__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -269,7 +269,7 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roce__subcmd__inspect__subcmd__help__subcmd__list)
+        roce__inspect__subcmd__help__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -283,7 +283,7 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roce__subcmd__inspect__subcmd__help__subcmd__read)
+        roce__inspect__subcmd__help__subcmd__read)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -297,7 +297,7 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roce__subcmd__inspect__subcmd__list)
+        roce__inspect__subcmd__list)
             opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -311,7 +311,7 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        roce__subcmd__inspect__subcmd__read)
+        roce__inspect__subcmd__read)
             opts="-r -c -f -V -n -q -h --count --filter --qp --opcode --json --verbose --all --color --roce-port --summary --quiet --messages --gaps --mtu --max-flows --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -57,3 +57,31 @@ fn bash_completion_loads() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("roce-inspect"));
 }
+
+/// Completing after the subcommand works: `roce-inspect read --co<TAB>` offers `--color` and
+/// `--count`, and `roce-inspect capture --buf<TAB>` offers `--buffer-size` and `--buffered`.
+#[test]
+fn bash_completes_subcommand_options() {
+    let comp = Path::new(env!("CARGO_MANIFEST_DIR")).join("completions/roce-inspect.bash");
+    let complete = |words: &str| {
+        let script = format!(
+            "source '{}'; COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); \
+             COMP_LINE=\"{words}\"; COMP_POINT=${{#COMP_LINE}}; \
+             _roce__inspect roce-inspect \"${{COMP_WORDS[-1]}}\" \"${{COMP_WORDS[-2]}}\"; \
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            comp.display()
+        );
+        let out = Command::new("bash").arg("-c").arg(script).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let read = complete("roce-inspect read --co");
+    assert!(
+        read.contains("--color") && read.contains("--count"),
+        "{read}"
+    );
+    let cap = complete("roce-inspect capture --buf");
+    assert!(
+        cap.contains("--buffer-size") && cap.contains("--buffered"),
+        "{cap}"
+    );
+}

@@ -48,7 +48,20 @@ pub fn render_all() -> std::io::Result<Vec<(PathBuf, Vec<u8>)>> {
         let mut buf = Vec::new();
         let mut c = Cli::command();
         clap_complete::generate(shell, &mut c, "roce-inspect", &mut buf);
+        if shell == Shell::Bash {
+            buf = fix_bash_case_labels(&buf);
+        }
         out.push((PathBuf::from(format!("completions/{file}")), buf));
     }
     Ok(out)
+}
+
+/// clap_complete 4.6's bash script names subcommand states `roce__inspect__subcmd__read` where it
+/// sets them but `roce__subcmd__inspect__subcmd__read` in the `case` that completes their
+/// options (it treats the `-` in the binary name as a subcommand separator there), so nothing
+/// after the subcommand completed. Make the labels match the states.
+fn fix_bash_case_labels(script: &[u8]) -> Vec<u8> {
+    String::from_utf8_lossy(script)
+        .replace("roce__subcmd__inspect__", "roce__inspect__")
+        .into_bytes()
 }
