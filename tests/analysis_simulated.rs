@@ -457,8 +457,10 @@ fn ce_marks_and_cnps() {
         (d.data_flow, d.cnp_flow, d.ce_marked, d.cnps),
         (f.id, b.id, 3, 2)
     );
+    // CE→CNP runs from the latest CE before each CNP: CE at 4 µs → CNP at 4.5 µs (500 ns; the
+    // CE at 3 µs came earlier in the same window), CE at 8 µs → CNP at 11 µs.
     let ce = d.ce_to_cnp_ns.unwrap();
-    assert_eq!((ce.count, ce.min, ce.max), (2, 1500, 3 * US));
+    assert_eq!((ce.count, ce.min, ce.max), (2, 500, 3 * US));
     let ia = d.cnp_interarrival_ns.unwrap();
     assert_eq!((ia.count, ia.min), (1, 6500));
     assert_eq!(d.rate_samples.len(), 2);

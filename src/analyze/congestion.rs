@@ -156,7 +156,7 @@ pub struct Congestion {
     pub becn: u64,
     /// CNPs carried by this flow (addressed to this flow's destination QP).
     pub cnps: u64,
-    /// Timestamp of the first CE packet not yet followed by a CNP for this flow's sender.
+    /// Timestamp of the latest CE packet since the last CNP for this flow's sender.
     pub unanswered_ce: Option<u64>,
     /// CE→CNP delays (this flow being the CE-marked data flow), ns.
     pub ce_to_cnp: Samples,

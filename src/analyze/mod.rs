@@ -376,7 +376,10 @@ impl Analyzer {
                         crate::decode::Ecn::Ce => 3,
                     };
                     f.cong.ecn[v] += 1;
-                    if v == 3 && op != Some(Operation::Cnp) && f.cong.unanswered_ce.is_none() {
+                    // Keep the latest CE since the last CNP: under CNP pacing (one per
+                    // `min_time_between_cnps` per flow), earlier marks in the window are not
+                    // what triggered the next CNP, and timing from them would measure the pacing.
+                    if v == 3 && op != Some(Operation::Cnp) {
                         f.cong.unanswered_ce = Some(ts);
                     }
                 }

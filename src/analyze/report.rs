@@ -263,7 +263,8 @@ pub struct DirCongestion {
     pub ce_fraction: f64,
     /// CNPs in the CNP flow.
     pub cnps: u64,
-    /// First unanswered CE packet → next CNP, ns.
+    /// Latest CE-marked packet before each CNP → that CNP, ns (under CNP pacing, earlier marks
+    /// in the window did not trigger it).
     pub ce_to_cnp_ns: Option<Stat>,
     /// CNP inter-arrival, ns (its minimum reveals the NP's CNP pacing).
     pub cnp_interarrival_ns: Option<Stat>,
