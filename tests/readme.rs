@@ -94,12 +94,16 @@ fn pasted_output_is_current() {
         let (ok, stdout, stderr) = sh(cmd.trim());
         assert!(ok, "{cmd}: {stderr}");
         let now: Vec<&str> = stdout.lines().map(str::trim_end).collect();
-        for line in body.lines().map(str::trim_end).filter(|l| !l.is_empty()) {
-            assert!(
-                now.contains(&line),
-                "README output of `{cmd}` is stale; this line is no longer printed:\n{line}"
-            );
-        }
+        let pasted: Vec<&str> = body.lines().map(str::trim_end).collect();
+        // The pasted block must be a contiguous run of what the command prints now.
+        let found = now
+            .windows(pasted.len().max(1))
+            .any(|w| w == pasted.as_slice());
+        assert!(
+            found,
+            "README output of `{cmd}` is stale; it now prints:\n{}",
+            now.join("\n")
+        );
         checked += 1;
     }
     assert!(checked >= 3, "only {checked} output blocks checked");
