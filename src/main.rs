@@ -1,19 +1,22 @@
 //! `roce-inspect` binary: parse the command line, run, map errors to exit codes
-//! (0 ok, 1 runtime error, 2 usage error — clap's).
+//! (0 ok, 1 runtime error, 2 usage error).
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use roce_inspect::cli::capture;
+use clap::error::ErrorKind;
 use roce_inspect::cli::pipeline::{self, Outcome};
-use roce_inspect::cli::{Cli, Command};
+use roce_inspect::cli::{Cli, Command, capture};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let result = match &cli.command {
         Command::Read(a) => pipeline::read_file(a.path(), &a.display),
-        Command::Generate(a) => roce_inspect::generate::run(a).map(|()| Outcome::Ok),
         Command::Capture(a) => capture::capture(a),
+        Command::Generate(a) => roce_inspect::generate::run(a).map(|()| Outcome::Ok),
         Command::List => capture::list(),
     };
     match result {
@@ -23,4 +26,26 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--help`, `--version` and help for a bare `roce-inspect` print as clap prints them; every
+/// other command-line error is one line on stderr and exit status 2.
+fn usage_error(e: clap::Error) -> ExitCode {
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+        _ => {
+            eprintln!("roce-inspect: {} (see --help)", one_line(&e));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// clap's message without its usage and tip paragraphs, on one line.
+fn one_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let main = text.split("\n\n").next().unwrap_or_default();
+    let main = main.strip_prefix("error: ").unwrap_or(main);
+    main.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -213,6 +213,9 @@ fn bad_arguments_exit_2() {
         vec!["read", f, "-c", "x"],
         vec!["read", f, "--color", "sometimes"],
         vec!["read", f, "--roce-port", "70000"],
+        vec!["read", f, "--roce-port", "0"],
+        vec!["read", f, "-c", "0"],
+        vec!["read", f, "--mtu", "1000"],
     ] {
         let (code, out, err) = run(&args);
         assert_eq!(code, Some(2), "{args:?}: {err}");
@@ -221,6 +224,11 @@ fn bad_arguments_exit_2() {
             !err.is_empty() && !err.contains("panicked"),
             "{args:?}: {err}"
         );
+        // A bare `roce-inspect` prints the help; every real usage error is one line.
+        if !args.is_empty() {
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            assert!(err.starts_with("roce-inspect: "), "{args:?}: {err}");
+        }
     }
 }
 

@@ -178,7 +178,8 @@ impl CaptureArgs {
 #[derive(Debug, Args, Clone)]
 pub struct DisplayArgs {
     /// Stop after N frames (counted after the BPF filter), like `tcpdump -c N`.
-    #[arg(short = 'c', long = "count", value_name = "N")]
+    #[arg(short = 'c', long = "count", value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
     /// libpcap BPF filter expression, like tcpdump's, e.g. `-f 'udp port 4791 and host 10.0.0.1'`.
     #[arg(short = 'f', long = "filter", value_name = "EXPR")]
@@ -206,7 +207,8 @@ pub struct DisplayArgs {
     #[arg(short = 'n')]
     pub numeric: bool,
     /// Also decode UDP destination port N as RoCEv2 (repeatable), e.g. `--roce-port 9741`.
-    #[arg(long = "roce-port", value_name = "N")]
+    #[arg(long = "roce-port", value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..))]
     pub roce_ports: Vec<u16>,
     /// Analysis options.
     #[command(flatten)]
