@@ -743,3 +743,34 @@ fn tcpdump_style_r_and_i() {
     assert_eq!(code, Some(1));
     assert!(err.contains("no-such-if0: no such interface"), "{err}");
 }
+
+/// A frame cut inside its Ethernet header may have been RoCE: it is shown, marked, without
+/// `--all`, and counted in the report.
+#[test]
+fn frame_cut_inside_the_link_header_is_shown() {
+    let mut h = Vec::new();
+    h.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes()); // magic, µs
+    h.extend_from_slice(&2u16.to_le_bytes());
+    h.extend_from_slice(&4u16.to_le_bytes());
+    h.extend_from_slice(&0i32.to_le_bytes());
+    h.extend_from_slice(&0u32.to_le_bytes());
+    h.extend_from_slice(&10u32.to_le_bytes()); // snaplen 10
+    h.extend_from_slice(&1u32.to_le_bytes()); // Ethernet
+    // One record: caplen 10 of a 60-byte frame.
+    h.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 60, 0, 0, 0]);
+    h.extend_from_slice(&[0xff; 10]);
+    let d = tmp();
+    let p = d.path().join("cut.pcap");
+    std::fs::write(&p, &h).unwrap();
+    let (code, out, err) = run(&["read", p.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(
+        out.contains("[TRUNCATED]") && out.contains("Ethernet"),
+        "{out}"
+    );
+    let v = read_json(&["read", p.to_str().unwrap(), "--json"]);
+    assert_eq!((v.len(), &v[0]["truncated"]), (1, &Value::Bool(true)));
+    let r = read_json(&["read", p.to_str().unwrap(), "--summary", "--json"]);
+    assert_eq!(r[0]["frames"]["total"], 1);
+}

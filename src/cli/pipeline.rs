@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use super::progress::Progress;
 use super::{DisplayArgs, ReportArgs};
 use crate::analyze::{AnalyzeConfig, Analyzer, Report};
-use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, decode_frame};
+use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, OtherKind, decode_frame};
 use crate::output::json::JsonPrinter;
 use crate::output::text::TextPrinter;
 use crate::output::{FrameCtx, Printer};
@@ -23,6 +23,9 @@ pub fn selected(d: &DisplayArgs, frame: &Frame<'_>) -> bool {
             d.qp.is_none_or(|q| q == bth.dest_qp)
                 && d.opcode.as_ref().is_none_or(|s| s.0[bth.opcode.0 as usize])
         }
+        // A frame whose link or IP header could not be parsed might have been RoCE: show it
+        // (marked) rather than let it vanish; other non-RoCE frames only with `--all`.
+        FrameKind::Other(OtherKind::Undecodable(_)) => d.qp.is_none() && d.opcode.is_none(),
         FrameKind::Other(_) => d.all && d.qp.is_none() && d.opcode.is_none(),
     }
 }
