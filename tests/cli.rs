@@ -774,3 +774,26 @@ fn frame_cut_inside_the_link_header_is_shown() {
     let r = read_json(&["read", p.to_str().unwrap(), "--summary", "--json"]);
     assert_eq!(r[0]["frames"]["total"], 1);
 }
+
+/// With a BPF filter, frames keep their number and their time relative to the file's first
+/// frame: the line of a frame is the same with and without `-f`.
+#[test]
+fn filter_keeps_numbers_and_relative_times() {
+    let path = real("rdma_write_bw.pcap");
+    let f = path.to_str().unwrap();
+    let (_, all, _) = run(&["read", f]);
+    let (_, udp, _) = run(&["read", f, "-f", "udp"]);
+    assert!(!udp.is_empty());
+    assert_eq!(all, udp, "the file's RoCE frames are all UDP");
+    let (_, qp, _) = run(&[
+        "read",
+        f,
+        "--qp",
+        "0x1d",
+        "-f",
+        "udp and src host 10.1.16.61",
+    ]);
+    for line in qp.lines() {
+        assert!(all.lines().any(|l| l == line), "{line}");
+    }
+}

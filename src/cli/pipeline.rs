@@ -49,7 +49,6 @@ pub struct Run {
     pub print_packets: bool,
     analyzer: Option<Analyzer>,
     display: DisplayArgs,
-    first_ts: Option<u64>,
     frames: u64,
     roce: u64,
     /// Flush after every printed frame (live capture).
@@ -75,7 +74,6 @@ impl Run {
             print_packets: !(r.quiet || (display.json && r.wanted())),
             analyzer,
             display: display.clone(),
-            first_ts: None,
             frames: 0,
             roce: 0,
             flush_each: false,
@@ -103,7 +101,6 @@ impl Run {
     /// Output I/O errors (a closed pipe included).
     pub fn record(&mut self, rec: &Record<'_>) -> io::Result<()> {
         self.frames += 1;
-        let first = *self.first_ts.get_or_insert(rec.ts_ns);
         let frame = decode_frame(self.linktype, rec.data, rec.len, &self.cfg);
         if frame.roce().is_some() {
             self.roce += 1;
@@ -115,7 +112,7 @@ impl Run {
             let ctx = FrameCtx {
                 number: rec.number,
                 ts_ns: rec.ts_ns,
-                rel_ns: rec.ts_ns.saturating_sub(first),
+                rel_ns: rec.ts_ns.saturating_sub(rec.base_ts_ns),
                 caplen: rec.caplen,
                 len: rec.len,
             };

@@ -42,6 +42,8 @@ pub struct FileSource {
     linktype: LinkType,
     filter: Option<BpfProgram>,
     number: u64,
+    /// Time of the first frame in the file (ns), once read.
+    base_ts_ns: Option<u64>,
     /// The current frame's bytes. libpcap's buffer cannot be handed out from inside the
     /// filter loop (the borrow checker cannot see that a skipped frame's borrow ends), so the
     /// frame is copied once into this reused buffer: no allocation after the first frames.
@@ -102,6 +104,7 @@ impl FileSource {
             linktype,
             filter: None,
             number: 0,
+            base_ts_ns: None,
             buf: Vec::with_capacity(65536),
             done: false,
         })
@@ -143,6 +146,7 @@ impl FileSource {
                 Ok(p) => Ok(Some(Record {
                     number: self.number,
                     ts_ns: ts_to_ns(&p.header.ts),
+                    base_ts_ns: *self.base_ts_ns.get_or_insert(ts_to_ns(&p.header.ts)),
                     caplen: p.header.caplen,
                     len: p.header.len,
                     data: p.data,
@@ -157,6 +161,7 @@ impl FileSource {
             match self.cap.next_packet() {
                 Ok(p) => {
                     self.number += 1;
+                    self.base_ts_ns.get_or_insert(ts_to_ns(&p.header.ts));
                     if self.filter.as_ref().is_some_and(|f| !f.filter(p.data)) {
                         continue;
                     }
@@ -173,6 +178,7 @@ impl FileSource {
         Ok(Some(Record {
             number: self.number,
             ts_ns: ts_to_ns(&header.ts),
+            base_ts_ns: self.base_ts_ns.unwrap_or_default(),
             caplen: header.caplen,
             len: header.len,
             data: &self.buf,

@@ -207,6 +207,8 @@ pub struct LiveSource {
     timeout_ms: i32,
     /// Frames captured so far (the last one's number).
     number: u64,
+    /// Time of the first captured frame (ns).
+    base_ts_ns: Option<u64>,
 }
 
 impl LiveSource {
@@ -296,6 +298,7 @@ impl LiveSource {
             fd,
             timeout_ms: opts.timeout_ms,
             number: 0,
+            base_ts_ns: None,
         })
     }
 
@@ -415,9 +418,11 @@ impl LiveSource {
                     ns.clamp(0, u64::MAX as i128) as u64
                 };
                 self.number += 1;
+                let base_ts_ns = *self.base_ts_ns.get_or_insert(ts_ns);
                 Ok(Next::Record(Record {
                     number: self.number,
                     ts_ns,
+                    base_ts_ns,
                     caplen: p.header.caplen,
                     len: p.header.len,
                     data: p.data,

@@ -14,6 +14,9 @@ pub struct Record<'a> {
     pub number: u64,
     /// Capture time in nanoseconds since the Unix epoch (exact for µs and ns files).
     pub ts_ns: u64,
+    /// Capture time of the source's first frame, filtered out or not: the zero of relative
+    /// times, as in Wireshark.
+    pub base_ts_ns: u64,
     /// Bytes captured (`caplen` in libpcap's `pcap_pkthdr`).
     pub caplen: u32,
     /// Bytes on the wire (`len` in `pcap_pkthdr`).
