@@ -211,7 +211,7 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
         if let Some(s) = &c.ack_rtt_ns {
             writeln!(
                 out,
-                "conn {} {} QP {:#x} ⇄ {} QP {:#x}: ACK RTT min {} / median {} / p99 {} / max {} over {} ACKed requests",
+                "conn {} {} QP 0x{:06x} ⇄ {} QP 0x{:06x}: ACK RTT min {} / median {} / p99 {} / max {} over {} ACKed requests",
                 c.id,
                 c.a.addr,
                 c.a.qp,
@@ -543,7 +543,7 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
             if m.immediate { "+IMM" } else { "" }
         );
         let reth = m.reth.map_or("-".to_string(), |r| {
-            format!("{:#x} / {:#x} / {}", r.va, r.rkey, r.dma_len)
+            format!("{:#x} / 0x{:08x} / {}", r.va, r.rkey, r.dma_len)
         });
         let reth = if m.dma_len_mismatch && color {
             Cell::new(reth).fg(Color::Red)
@@ -567,7 +567,11 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
             Cell::new(kind),
             right(m.first_psn),
             right(m.last_psn),
-            right(format!("{}–{}", m.first_frame, m.last_frame)),
+            right(if m.first_frame == m.last_frame {
+                m.first_frame.to_string()
+            } else {
+                format!("{}–{}", m.first_frame, m.last_frame)
+            }),
             right(m.packets),
             right(m.bytes),
             right(format!(
