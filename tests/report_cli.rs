@@ -129,3 +129,17 @@ fn quiet_prints_only_the_report_and_summary_follows_the_packets() {
     let first_packet = s.find(" QP 0x").expect("packet lines");
     assert!(first_packet < report_at, "{s}");
 }
+
+/// The synthetic capture's FIRST/MIDDLE packets carry 1024 bytes (its README: path MTU 1024),
+/// so `--mtu 256` is contradicted and says so; `--mtu 1024` is not.
+#[test]
+fn contradicted_mtu_is_a_warning() {
+    let bad: Value =
+        serde_json::from_str(&run(&["read", SYNTH, "-q", "--json", "--mtu", "256"])).unwrap();
+    let w = bad["warnings"].as_array().unwrap();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].as_str().unwrap().contains("1024 bytes"), "{w:?}");
+    let ok: Value =
+        serde_json::from_str(&run(&["read", SYNTH, "-q", "--json", "--mtu", "1024"])).unwrap();
+    assert_eq!(ok["warnings"].as_array().unwrap().len(), 0);
+}

@@ -201,7 +201,23 @@ pub(super) fn build(mut a: Analyzer) -> Report {
         })
         .collect();
     let pmtu = a.cfg.mtu.or_else(|| a.global_pmtu());
+    let mut warnings = Vec::new();
+    if let Some(m) = a.cfg.mtu {
+        // FIRST and MIDDLE packets carry exactly one PMTU of payload (IBTA 9.7.1), so a larger
+        // one proves the given MTU wrong, and READ PSN reservation with it is wrong too.
+        if a.max_first_middle > m {
+            warnings.push(format!(
+                "--mtu {m} contradicts the capture: FIRST/MIDDLE packets carry {} bytes of payload, so READ PSN reservation (and the gaps and retransmissions it implies) is wrong",
+                a.max_first_middle
+            ));
+        } else if let Some(seen) = a.global_pmtu().filter(|s| *s != m) {
+            warnings.push(format!(
+                "--mtu {m} differs from the path MTU the capture shows ({seen} bytes in FIRST/MIDDLE packets)"
+            ));
+        }
+    }
     Report {
+        warnings,
         frames: a.frames,
         icrc: a.icrc,
         pmtu,

@@ -78,6 +78,8 @@ pub struct Analyzer {
     hosts: HashMap<(crate::decode::Address, crate::decode::Address), Vec<u32>, FxBuild>,
     /// FIRST/MIDDLE payload sizes seen: 256, 512, 1024, 2048, 4096.
     pmtu_seen: [u64; 5],
+    /// Largest FIRST/MIDDLE payload seen, bytes: a lower bound on the real path MTU.
+    max_first_middle: u32,
     gaps: Vec<GapReport>,
     messages: Vec<Message>,
     /// CM REQs awaiting their REP: (comm ID, REQ source, REQ destination, active QPN).
@@ -123,6 +125,7 @@ impl Analyzer {
             index: HashMap::default(),
             hosts: HashMap::default(),
             pmtu_seen: [0; 5],
+            max_first_middle: 0,
             gaps: Vec::new(),
             messages: Vec::new(),
             cm_reqs: Vec::new(),
@@ -401,6 +404,9 @@ impl Analyzer {
             return;
         }
         let Some(op) = op else { return };
+        if matches!(op.position(), Position::First | Position::Middle) && !p.truncated {
+            self.max_first_middle = self.max_first_middle.max(p.payload_len);
+        }
         // PMTU inference from full-size FIRST/MIDDLE payloads.
         if matches!(op.position(), Position::First | Position::Middle)
             && !p.truncated

@@ -10,6 +10,9 @@ use std::collections::BTreeMap;
 /// The whole report.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// Things the user should know that make numbers below doubtful (e.g. a `--mtu` the capture
+    /// contradicts).
+    pub warnings: Vec<String>,
     /// Frame counts.
     pub frames: FrameCounts,
     /// ICRC verification counts.

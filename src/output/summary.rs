@@ -119,6 +119,9 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
         ic.unchecked,
         report.pmtu.map_or("unknown".to_string(), |m| m.to_string()),
     )?;
+    for w in &report.warnings {
+        problem(out, &format!("warning: {w}"), color)?;
+    }
     if fr.untracked > 0 {
         problem(
             out,
