@@ -35,8 +35,8 @@ complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "help" -d 
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s r -d 'The capture file, tcpdump style (`read -r trace.pcap`); same as FILE' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s c -l count -d 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s f -l filter -d 'libpcap BPF filter expression, like tcpdump\'s, e.g. `-f \'udp port 4791 and host 10.0.0.1\'`' -r
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l qp -d 'Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`' -r
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l opcode -d 'Show only this opcode: a number (`--opcode 0x0a`), a full name (`RC_RDMA_WRITE_ONLY`) or an operation for every transport (`RDMA_WRITE_ONLY`, `ACKNOWLEDGE`, `CNP`)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l qp -d 'Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`. Reports (`--summary`, `--messages`, `--gaps`) still cover every flow' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l opcode -d 'Show only this opcode: a number (`--opcode 0x0a`), a full name (`RC_RDMA_WRITE_ONLY`) or an operation for every transport (`RDMA_WRITE_ONLY`, `ACKNOWLEDGE`, `CNP`). Reports still cover every packet' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l color -d 'Colour: auto (terminal and NO_COLOR unset), always, never' -r -f -a "auto\t'Colour when stdout is a terminal and NO_COLOR is unset or empty'
 always\t'Always colour (overrides NO_COLOR)'
 never\t'Never colour'"
@@ -59,8 +59,8 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s w 
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l duration -d 'Stop after this many seconds (fractions allowed), e.g. `--duration 30`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s c -l count -d 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s f -l filter -d 'libpcap BPF filter expression, like tcpdump\'s, e.g. `-f \'udp port 4791 and host 10.0.0.1\'`' -r
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l qp -d 'Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`' -r
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l opcode -d 'Show only this opcode: a number (`--opcode 0x0a`), a full name (`RC_RDMA_WRITE_ONLY`) or an operation for every transport (`RDMA_WRITE_ONLY`, `ACKNOWLEDGE`, `CNP`)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l qp -d 'Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`. Reports (`--summary`, `--messages`, `--gaps`) still cover every flow' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l opcode -d 'Show only this opcode: a number (`--opcode 0x0a`), a full name (`RC_RDMA_WRITE_ONLY`) or an operation for every transport (`RDMA_WRITE_ONLY`, `ACKNOWLEDGE`, `CNP`). Reports still cover every packet' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l color -d 'Colour: auto (terminal and NO_COLOR unset), always, never' -r -f -a "auto\t'Colour when stdout is a terminal and NO_COLOR is unset or empty'
 always\t'Always colour (overrides NO_COLOR)'
 never\t'Never colour'"

@@ -184,11 +184,13 @@ pub struct DisplayArgs {
     /// libpcap BPF filter expression, like tcpdump's, e.g. `-f 'udp port 4791 and host 10.0.0.1'`.
     #[arg(short = 'f', long = "filter", value_name = "EXPR")]
     pub filter: Option<String>,
-    /// Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`.
+    /// Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`. Reports
+    /// (`--summary`, `--messages`, `--gaps`) still cover every flow.
     #[arg(long, value_name = "QPN", value_parser = parse_qpn)]
     pub qp: Option<u32>,
     /// Show only this opcode: a number (`--opcode 0x0a`), a full name (`RC_RDMA_WRITE_ONLY`) or an
-    /// operation for every transport (`RDMA_WRITE_ONLY`, `ACKNOWLEDGE`, `CNP`).
+    /// operation for every transport (`RDMA_WRITE_ONLY`, `ACKNOWLEDGE`, `CNP`). Reports still
+    /// cover every packet.
     #[arg(long, value_name = "NAME|N", value_parser = parse_opcode)]
     pub opcode: Option<OpcodeSet>,
     /// One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`.

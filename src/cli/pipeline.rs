@@ -160,8 +160,9 @@ pub fn write_reports(report: &Report, d: &DisplayArgs, out: &mut dyn Write) -> i
     let summary = r.summary || !(r.messages || r.gaps);
     if d.json {
         if summary {
+            // One document; it already holds `gaps` and, with --messages, `messages`.
             serde_json::to_writer(&mut *out, report).map_err(io::Error::from)?;
-            out.write_all(b"\n")?;
+            return out.write_all(b"\n");
         }
         if r.messages {
             for m in report.messages.iter().flatten() {
@@ -242,6 +243,13 @@ pub fn read_file(path: &str, d: &DisplayArgs) -> Result<Outcome> {
     }
     if let Some(e) = read_err {
         return Err(anyhow::Error::new(e).context(format!("{shown}: after frame {}", run.frames())));
+    }
+    let unfiltered = d.filter.is_none() && d.qp.is_none() && d.opcode.is_none() && !d.all;
+    if run.roce_frames() == 0 && run.frames() > 0 && unfiltered && run.print_packets {
+        eprintln!(
+            "roce-inspect: {shown}: no RoCE packets in {} frames (RoCEv2 on a UDP port other than 4791? try --roce-port N; --all lists every frame)",
+            run.frames()
+        );
     }
     let _ = io::stdout().flush();
     Ok(Outcome::Ok)
