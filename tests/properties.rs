@@ -214,6 +214,7 @@ proptest! {
         let (mut roce, mut other, mut malformed, mut truncated) = (0u64, 0u64, 0u64, 0u64);
         let (mut good, mut bad, mut unchecked) = (0u64, 0u64, 0u64);
         let mut ts: u64 = 1_700_000_000_000_000_000;
+        let mut keys = std::collections::HashSet::new();
         for (n, inp) in seq.iter().enumerate() {
             let (lt, bytes, orig) = match inp {
                 Input::Good(v) => { let f = v.build(); let l = f.len(); (1, f, l) }
@@ -235,6 +236,9 @@ proptest! {
             match &frame.kind {
                 FrameKind::Roce(p) => {
                     roce += 1;
+                    if let Some(b) = p.bth {
+                        keys.insert((p.src, p.dst, b.dest_qp));
+                    }
                     malformed += u64::from(p.malformed.is_some());
                     truncated += u64::from(p.truncated);
                     match p.icrc.status {
@@ -260,6 +264,48 @@ proptest! {
         // Packets in flows plus untracked frames account for every RoCE frame with a BTH.
         let in_flows: u64 = r.flows.iter().map(|fl| fl.packets).sum();
         prop_assert!(in_flows + f.untracked <= f.roce);
+        // Every distinct flow is either in the table or counted once as dropped from it.
+        prop_assert!(f.flows_dropped_exact);
+        prop_assert_eq!(r.flows.len() as u64 + f.flows_dropped, keys.len() as u64);
+        prop_assert!(f.flows_dropped <= f.untracked);
+        prop_assert_eq!(f.untracked > 0, f.flows_dropped > 0);
         serde_json::to_string(&r).unwrap();
     }
+}
+
+/// QPN spraying past the flow table: `max_flows` flows are tracked, every other flow is counted
+/// once in `flows_dropped` (exact up to 65 536 dropped flows, then flagged as a lower bound),
+/// and every frame of theirs in `untracked`.
+#[test]
+fn qpn_spraying_is_bounded_and_counted() {
+    let mut a = Analyzer::new(AnalyzeConfig {
+        max_flows: 100,
+        ..AnalyzeConfig::default()
+    });
+    let mut v = V2 {
+        opcode: 0x0a,
+        payload: 8,
+        ..V2::default()
+    };
+    let n = 70_000u32;
+    for (k, qp) in (0..n).chain(0..200).enumerate() {
+        v.dest_qp = qp;
+        v.psn = k as u32;
+        let f = v.build();
+        a.push(
+            k as u64 + 1,
+            1_700_000_000_000_000_000 + k as u64,
+            &decode(&f),
+        );
+    }
+    let r = a.finish();
+    let f = &r.frames;
+    assert_eq!((f.total, f.roce, f.other), (70_200, 70_200, 0));
+    assert_eq!(r.flows.len(), 100);
+    // QPs 0..100 tracked (twice each); 100..70000 dropped, the cap reached at 65 536.
+    assert_eq!(f.untracked, 69_900 + 100);
+    assert_eq!(f.flows_dropped, 65_536);
+    assert!(!f.flows_dropped_exact);
+    let in_flows: u64 = r.flows.iter().map(|fl| fl.packets).sum();
+    assert_eq!(in_flows + f.untracked, f.roce);
 }

@@ -32,7 +32,7 @@ use fxhash::FxBuild;
 use message::{Accept, Message, MessageKind, Piece};
 use psn::{PsnVerdict, psn_add, psn_diff, read_psn_span};
 use report::{GapReport, MalformedFrame, NakMatch, Retransmission};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 pub use report::Report;
 
@@ -84,7 +84,13 @@ pub struct Analyzer {
     cm_reqs: Vec<(u32, Address, Address, u32)>,
     /// Flow pairs announced by CM REQ/REP whose flows may not exist yet.
     cm_pairs: HashMap<FlowKey, FlowKey, FxBuild>,
+    /// Keys of flows dropped because the table was full (at most [`MAX_DROPPED_KEYS`]), to count
+    /// them once each.
+    dropped: HashSet<FlowKey, FxBuild>,
 }
+
+/// Most dropped flow keys remembered for `frames.flows_dropped` (about 3 MB at most).
+const MAX_DROPPED_KEYS: usize = 65_536;
 
 /// Most CM REQs remembered while waiting for their REP, and most CM-announced pairs.
 const MAX_CM: usize = 4096;
@@ -117,7 +123,10 @@ impl Analyzer {
     pub fn new(cfg: AnalyzeConfig) -> Analyzer {
         Analyzer {
             cfg,
-            frames: Default::default(),
+            frames: report::FrameCounts {
+                flows_dropped_exact: true,
+                ..Default::default()
+            },
             icrc: Default::default(),
             flows: Vec::new(),
             index: HashMap::default(),
@@ -127,6 +136,7 @@ impl Analyzer {
             messages: Vec::new(),
             cm_reqs: Vec::new(),
             cm_pairs: HashMap::default(),
+            dropped: HashSet::default(),
         }
     }
 
@@ -196,6 +206,14 @@ impl Analyzer {
             None => {
                 if self.flows.len() >= self.cfg.max_flows {
                     self.frames.untracked += 1;
+                    if self.dropped.len() < MAX_DROPPED_KEYS {
+                        if self.dropped.insert(key) {
+                            self.frames.flows_dropped += 1;
+                        }
+                    } else if !self.dropped.contains(&key) {
+                        // Cannot tell a new flow from one already dropped past the cap.
+                        self.frames.flows_dropped_exact = false;
+                    }
                     return;
                 }
                 self.new_flow(key, ts_ns, frame_no)
