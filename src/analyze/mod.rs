@@ -84,13 +84,26 @@ pub struct Analyzer {
     cm_reqs: Vec<(u32, Address, Address, u32)>,
     /// Flow pairs announced by CM REQ/REP whose flows may not exist yet.
     cm_pairs: HashMap<FlowKey, FlowKey, FxBuild>,
-    /// Keys of flows dropped because the table was full (at most [`MAX_DROPPED_KEYS`]), to count
-    /// them once each.
-    dropped: HashSet<FlowKey, FxBuild>,
+    /// 64-bit digests of the keys of flows dropped because the table was full (at most
+    /// [`MAX_DROPPED_KEYS`]), to count each once.
+    dropped: HashSet<u64, FxBuild>,
 }
 
-/// Most dropped flow keys remembered for `frames.flows_dropped` (about 3 MB at most).
+/// Most dropped flow keys remembered for `frames.flows_dropped` (about 1.2 MB at most).
 const MAX_DROPPED_KEYS: usize = 65_536;
+
+/// A 64-bit SipHash digest of a flow key: distinct keys collide with probability ~2^-64 per
+/// pair, negligible against the 65 536 remembered.
+fn key_digest(key: &FlowKey) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h =
+        std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+            .build_hasher();
+    key.src.hash(&mut h);
+    key.dst.hash(&mut h);
+    key.dest_qp.hash(&mut h);
+    h.finish()
+}
 
 /// Most CM REQs remembered while waiting for their REP, and most CM-announced pairs.
 const MAX_CM: usize = 4096;
@@ -206,11 +219,12 @@ impl Analyzer {
             None => {
                 if self.flows.len() >= self.cfg.max_flows {
                     self.frames.untracked += 1;
+                    let d = key_digest(&key);
                     if self.dropped.len() < MAX_DROPPED_KEYS {
-                        if self.dropped.insert(key) {
+                        if self.dropped.insert(d) {
                             self.frames.flows_dropped += 1;
                         }
-                    } else if !self.dropped.contains(&key) {
+                    } else if !self.dropped.contains(&d) {
                         // Cannot tell a new flow from one already dropped past the cap.
                         self.frames.flows_dropped_exact = false;
                     }
