@@ -32,7 +32,7 @@ use fxhash::FxBuild;
 use message::{Accept, Message, MessageKind, Piece};
 use psn::{PsnVerdict, psn_add, psn_diff, read_psn_span};
 use report::{GapReport, MalformedFrame, NakMatch, Retransmission};
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 pub use report::Report;
 
@@ -81,7 +81,7 @@ pub struct Analyzer {
     gaps: Vec<GapReport>,
     messages: Vec<Message>,
     /// CM REQs awaiting their REP: (comm ID, REQ source, REQ destination, active QPN).
-    cm_reqs: Vec<(u32, Address, Address, u32)>,
+    cm_reqs: VecDeque<(u32, Address, Address, u32)>,
     /// Flow pairs announced by CM REQ/REP whose flows may not exist yet.
     cm_pairs: HashMap<FlowKey, FlowKey, FxBuild>,
     /// 64-bit digests of the keys of flows dropped because the table was full (at most
@@ -147,7 +147,7 @@ impl Analyzer {
             pmtu_seen: [0; 5],
             gaps: Vec::new(),
             messages: Vec::new(),
-            cm_reqs: Vec::new(),
+            cm_reqs: VecDeque::new(),
             cm_pairs: HashMap::default(),
             dropped: HashSet::default(),
         }
@@ -258,9 +258,9 @@ impl Analyzer {
         match cm::parse(payload) {
             Some(cm::CmMsg::Req { comm_id, qpn }) => {
                 if self.cm_reqs.len() >= MAX_CM {
-                    self.cm_reqs.remove(0);
+                    self.cm_reqs.pop_front();
                 }
-                self.cm_reqs.push((comm_id, src, dst, qpn));
+                self.cm_reqs.push_back((comm_id, src, dst, qpn));
             }
             Some(cm::CmMsg::Rep {
                 remote_comm_id,
@@ -273,7 +273,9 @@ impl Analyzer {
                 else {
                     return;
                 };
-                let (_, active, passive, active_qpn) = self.cm_reqs.remove(k);
+                let Some((_, active, passive, active_qpn)) = self.cm_reqs.remove(k) else {
+                    return;
+                };
                 // Active → passive carries DestQP = the passive QPN, and the reverse.
                 let a = FlowKey {
                     src: active,
