@@ -15,7 +15,7 @@ ifneq ($(LIBCLANG_PATH),)
 export LIBCLANG_PATH
 endif
 
-.PHONY: all build deps demo test fmt clippy bench clean assets
+.PHONY: all build deps demo test fmt clippy bench clean assets fuzz
 
 all: build
 
@@ -44,6 +44,22 @@ test: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) test
+
+## fuzz: seed the corpora from ../shared/captures, then run each cargo-fuzz target (libFuzzer,
+## nightly, debug assertions on) for FUZZ_SECONDS seconds, one target at a time. Fails on a crash
+## (the input lands in fuzz/artifacts/TARGET/). Executions per target: the `stat::` lines.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := decode_frame analyze capture_file
+fuzz:
+	@rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	$(CARGO) run --quiet --example fuzz_seeds
+	@set -o pipefail; mkdir -p fuzz/logs; for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
+	  (cd fuzz && $(CARGO) +nightly fuzz run -a $$t -- -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1) \
+	    > fuzz/logs/$$t.log 2>&1 || { tail -40 fuzz/logs/$$t.log; echo "fuzz: $$t FAILED (see fuzz/artifacts/$$t/)"; exit 1; }; \
+	  grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' fuzz/logs/$$t.log; \
+	done
 
 ## assets: regenerate man/ and completions/ from the CLI definitions.
 assets:

@@ -1,9 +1,11 @@
 //! Write a synthetic RoCEv2 capture for benchmarks: `cargo run --release --example make_trace --
-//! OUT.pcap [PACKETS]`.
+//! OUT.pcap [PACKETS] [QP_PAIRS]` (`-` or `/dev/stdout` as OUT streams it).
 //!
-//! Traffic: 8 RC QP pairs between two hosts, each doing 64-byte RDMA WRITE ONLY requests (AckReq
-//! set) answered by ACKs, round-robin, 1 µs apart, every ICRC valid. About 138 bytes per frame
-//! on average, like the 1M-packet / 138 MB trace the figures were measured on.
+//! Traffic: QP_PAIRS (default 8) RC QP pairs between two hosts, each doing 64-byte RDMA WRITE
+//! ONLY requests (AckReq set) answered by ACKs, round-robin, 1 µs apart, every ICRC valid. About
+//! 138 bytes per frame on average, like the 1M-packet / 138 MB trace the figures were
+//! measured on. With many QP pairs (up to 7 000 000) it sprays QPNs: 2 × QP_PAIRS flows, for
+//! testing `--max-flows` (`scripts/scale-test.sh`).
 
 use pcap::{Capture, Linktype, Packet, PacketHeader, Precision};
 use roce_inspect::decode::icrc::rocev2_ipv4;
@@ -47,21 +49,41 @@ fn frame(src: [u8; 4], dst: [u8; 4], sport: u16, bth_and_ext: &[u8], payload: us
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let out = args.next().ok_or("usage: make_trace OUT.pcap [PACKETS]")?;
+    let out = args
+        .next()
+        .ok_or("usage: make_trace OUT.pcap [PACKETS] [QP_PAIRS]")?;
+    let out = if out == "-" {
+        "/dev/stdout".to_string()
+    } else {
+        out
+    };
     let n: u64 = args
         .next()
         .map(|s| s.parse())
         .transpose()?
         .unwrap_or(1_000_000);
+    let pairs: u32 = args.next().map(|s| s.parse()).transpose()?.unwrap_or(8);
+    if !(1..=7_000_000).contains(&pairs) {
+        return Err("QP_PAIRS must be 1..=7000000".into());
+    }
+    // Requester and responder QPNs of pair q: the historical 0x100+q / 0x200+q for up to 256
+    // pairs, else two disjoint 24-bit ranges.
+    let qpn = |q: u32| {
+        if pairs <= 256 {
+            (0x100 + q, 0x200 + q)
+        } else {
+            (0x10_0000 + q, 0x80_0000 + q)
+        }
+    };
     let cap = Capture::dead_with_precision(Linktype::ETHERNET, Precision::Nano)?;
     let mut save = cap.savefile(&out)?;
     let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
-    let mut psn = [0u32; 8];
+    let mut psn = vec![0u32; pairs as usize];
     let mut ts: u64 = 1_700_000_000_000_000_000;
     let mut i = 0u64;
     while i < n {
-        let q = (i / 2 % 8) as usize;
-        let (req_qp, resp_qp) = (0x100 + q as u32, 0x200 + q as u32);
+        let q = (i / 2 % u64::from(pairs)) as usize;
+        let (req_qp, resp_qp) = qpn(q as u32);
         let f = if i % 2 == 0 {
             let mut h = vec![0x0a, 0, 0xff, 0xff, 0];
             h.extend_from_slice(&resp_qp.to_be_bytes()[1..]);
@@ -70,7 +92,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             h.extend_from_slice(&0x7f00_0000_1000u64.to_be_bytes());
             h.extend_from_slice(&0x1234u32.to_be_bytes());
             h.extend_from_slice(&64u32.to_be_bytes());
-            frame(a, b, 0xc000 + q as u16, &h, 64)
+            frame(a, b, 0xc000 + (q % 0x3000) as u16, &h, 64)
         } else {
             let mut h = vec![0x11, 0, 0xff, 0xff, 0];
             h.extend_from_slice(&req_qp.to_be_bytes()[1..]);
@@ -79,7 +101,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             h.push(0x1f);
             h.extend_from_slice(&(psn[q] + 1).to_be_bytes()[1..]);
             psn[q] = (psn[q] + 1) & 0xff_ffff;
-            frame(b, a, 0xc000 + q as u16, &h, 0)
+            frame(b, a, 0xc000 + (q % 0x3000) as u16, &h, 0)
         };
         let hdr = PacketHeader {
             ts: libc::timeval {

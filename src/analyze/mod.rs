@@ -32,7 +32,7 @@ use fxhash::FxBuild;
 use message::{Accept, Message, MessageKind, Piece};
 use psn::{PsnVerdict, psn_add, psn_diff, read_psn_span};
 use report::{GapReport, MalformedFrame, NakMatch, Retransmission};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 pub use report::Report;
 
@@ -83,9 +83,70 @@ pub struct Analyzer {
     gaps: Vec<GapReport>,
     messages: Vec<Message>,
     /// CM REQs awaiting their REP: (comm ID, REQ source, REQ destination, active QPN).
-    cm_reqs: Vec<(u32, Address, Address, u32)>,
+    cm_reqs: VecDeque<(u32, Address, Address, u32)>,
     /// Flow pairs announced by CM REQ/REP whose flows may not exist yet.
     cm_pairs: HashMap<FlowKey, FlowKey, FxBuild>,
+    /// 64-bit digests of the keys of flows dropped because the table was full (at most
+    /// [`MAX_DROPPED_KEYS`]), to count each once.
+    dropped: HashSet<u64, FxBuild>,
+    /// Unpaired flows by (source, destination), and those of them with an unanswered CE mark:
+    /// the CNP attribution's candidates, found in O(1) instead of scanning every flow between
+    /// the two hosts for every CNP (which made a CNP flood over many flows quadratic).
+    unpaired: HashMap<(Address, Address), Unpaired, FxBuild>,
+    /// Unpaired flows by (source, destination, DETH source QP): UD senders a CNP may name.
+    unpaired_ud: HashMap<(Address, Address, u32), IdxSet, FxBuild>,
+}
+
+/// A set of flow indices kept as a count and the XOR of its members: when the count is 1, the
+/// XOR is the member.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct IdxSet {
+    n: u32,
+    xor: u32,
+}
+
+impl IdxSet {
+    fn insert(&mut self, j: usize) {
+        self.n += 1;
+        self.xor ^= j as u32;
+    }
+    fn remove(&mut self, j: usize) {
+        self.n -= 1;
+        self.xor ^= j as u32;
+    }
+    /// (members other than `i`, the single one when exactly one), `i_in` saying whether `i`
+    /// is a member.
+    fn without(self, i: usize, i_in: bool) -> (u32, Option<usize>) {
+        let (n, x) = if i_in {
+            (self.n - 1, self.xor ^ i as u32)
+        } else {
+            (self.n, self.xor)
+        };
+        (n, (n == 1).then_some(x as usize))
+    }
+}
+
+/// Unpaired flows of one (source, destination) pair.
+#[derive(Clone, Copy, Debug, Default)]
+struct Unpaired {
+    all: IdxSet,
+    ce: IdxSet,
+}
+
+/// Most dropped flow keys remembered for `frames.flows_dropped` (about 1.2 MB at most).
+const MAX_DROPPED_KEYS: usize = 65_536;
+
+/// A 64-bit SipHash digest of a flow key: distinct keys collide with probability ~2^-64 per
+/// pair, negligible against the 65 536 remembered.
+fn key_digest(key: &FlowKey) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h =
+        std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+            .build_hasher();
+    key.src.hash(&mut h);
+    key.dst.hash(&mut h);
+    key.dest_qp.hash(&mut h);
+    h.finish()
 }
 
 /// Most CM REQs remembered while waiting for their REP, and most CM-announced pairs.
@@ -119,7 +180,10 @@ impl Analyzer {
     pub fn new(cfg: AnalyzeConfig) -> Analyzer {
         Analyzer {
             cfg,
-            frames: Default::default(),
+            frames: report::FrameCounts {
+                flows_dropped_exact: true,
+                ..Default::default()
+            },
             icrc: Default::default(),
             flows: Vec::new(),
             index: HashMap::default(),
@@ -128,8 +192,11 @@ impl Analyzer {
             max_first_middle: 0,
             gaps: Vec::new(),
             messages: Vec::new(),
-            cm_reqs: Vec::new(),
+            cm_reqs: VecDeque::new(),
             cm_pairs: HashMap::default(),
+            dropped: HashSet::default(),
+            unpaired: HashMap::default(),
+            unpaired_ud: HashMap::default(),
         }
     }
 
@@ -199,6 +266,15 @@ impl Analyzer {
             None => {
                 if self.flows.len() >= self.cfg.max_flows {
                     self.frames.untracked += 1;
+                    let d = key_digest(&key);
+                    if self.dropped.len() < MAX_DROPPED_KEYS {
+                        if self.dropped.insert(d) {
+                            self.frames.flows_dropped += 1;
+                        }
+                    } else if !self.dropped.contains(&d) {
+                        // Cannot tell a new flow from one already dropped past the cap.
+                        self.frames.flows_dropped_exact = false;
+                    }
                     return;
                 }
                 self.new_flow(key, ts_ns, frame_no)
@@ -215,6 +291,11 @@ impl Analyzer {
             .entry((key.src, key.dst))
             .or_default()
             .push(i as u32);
+        self.unpaired
+            .entry((key.src, key.dst))
+            .or_default()
+            .all
+            .insert(i);
         if let Some(peer) = self.cm_pairs.get(&key)
             && let Some(&j) = self.index.get(peer)
             && self.flows[j as usize].peer.is_none()
@@ -229,9 +310,9 @@ impl Analyzer {
         match cm::parse(payload) {
             Some(cm::CmMsg::Req { comm_id, qpn }) => {
                 if self.cm_reqs.len() >= MAX_CM {
-                    self.cm_reqs.remove(0);
+                    self.cm_reqs.pop_front();
                 }
-                self.cm_reqs.push((comm_id, src, dst, qpn));
+                self.cm_reqs.push_back((comm_id, src, dst, qpn));
             }
             Some(cm::CmMsg::Rep {
                 remote_comm_id,
@@ -244,7 +325,9 @@ impl Analyzer {
                 else {
                     return;
                 };
-                let (_, active, passive, active_qpn) = self.cm_reqs.remove(k);
+                let Some((_, active, passive, active_qpn)) = self.cm_reqs.remove(k) else {
+                    return;
+                };
                 // Active → passive carries DestQP = the passive QPN, and the reverse.
                 let a = FlowKey {
                     src: active,
@@ -302,11 +385,33 @@ impl Analyzer {
             // A hostile CM exchange can name one flow as its own peer.
             return;
         }
+        for k in [i, j] {
+            if self.flows[k].peer.is_none() {
+                self.unlist(k);
+            }
+        }
         let (a, b) = two_mut(&mut self.flows, i, j);
         a.peer = Some(j as u32);
         b.peer = Some(i as u32);
         a.paired_by = Some(by);
         b.paired_by = Some(by);
+    }
+
+    /// Flow `k` is being paired: take it out of the unpaired indexes.
+    fn unlist(&mut self, k: usize) {
+        let f = &self.flows[k];
+        let key = (f.key.src, f.key.dst);
+        if let Some(u) = self.unpaired.get_mut(&key) {
+            u.all.remove(k);
+            if f.cong.unanswered_ce.is_some() {
+                u.ce.remove(k);
+            }
+        }
+        if let Some(q) = f.deth_src_qp
+            && let Some(s) = self.unpaired_ud.get_mut(&(key.0, key.1, q))
+        {
+            s.remove(k);
+        }
     }
 
     /// Try to pair response-carrying flow `i` with the request flow whose PSNs `psn` echoes.
@@ -384,6 +489,11 @@ impl Analyzer {
                     // what triggered the next CNP, and timing from them would measure the pacing.
                     if v == 3 && op != Some(Operation::Cnp) {
                         f.cong.unanswered_ce = Some(ts);
+                        if f.peer.is_none()
+                            && let Some(u) = self.unpaired.get_mut(&(f.key.src, f.key.dst))
+                        {
+                            u.ce.insert(i);
+                        }
                     }
                 }
                 None => f.cong.no_ecn += 1,
@@ -398,6 +508,14 @@ impl Analyzer {
             }
             if f.deth_src_qp.is_none() {
                 f.deth_src_qp = p.ext.deth.map(|d| d.src_qp);
+                if let Some(q) = f.deth_src_qp
+                    && f.peer.is_none()
+                {
+                    self.unpaired_ud
+                        .entry((f.key.src, f.key.dst, q))
+                        .or_default()
+                        .insert(i);
+                }
             }
         }
         if p.malformed.is_some() {
@@ -438,6 +556,47 @@ impl Analyzer {
         }
     }
 
+    /// The UD pairing candidate of CNP flow `i` by scanning (debug builds: checks the index).
+    #[cfg_attr(not(debug_assertions), allow(dead_code))]
+    fn ud_hit_scan(&self, i: usize) -> Option<usize> {
+        let f = &self.flows[i];
+        let (src, dst, qp) = (f.key.src, f.key.dst, f.key.dest_qp);
+        self.hosts.get(&(dst, src)).and_then(|c| {
+            let mut it = c.iter().map(|&j| j as usize).filter(|&j| {
+                j != i && self.flows[j].peer.is_none() && self.flows[j].deth_src_qp == Some(qp)
+            });
+            let first = it.next();
+            if it.next().is_some() { None } else { first }
+        })
+    }
+
+    /// The notified sender of unpaired CNP flow `i` by scanning (debug builds: checks the
+    /// index): the single unpaired reverse flow with an unanswered CE mark, else the single
+    /// unpaired reverse flow.
+    #[cfg_attr(not(debug_assertions), allow(dead_code))]
+    fn cnp_target_scan(&self, i: usize) -> Option<usize> {
+        let f = &self.flows[i];
+        let c = self.hosts.get(&(f.key.dst, f.key.src))?;
+        let unpaired = |j: &&u32| self.flows[**j as usize].peer.is_none() && **j as usize != i;
+        let with_ce: Vec<usize> = c
+            .iter()
+            .filter(unpaired)
+            .filter(|j| self.flows[**j as usize].cong.unanswered_ce.is_some())
+            .map(|j| *j as usize)
+            .take(2)
+            .collect();
+        let any: Vec<usize> = c
+            .iter()
+            .filter(unpaired)
+            .map(|j| *j as usize)
+            .take(2)
+            .collect();
+        match (with_ce.as_slice(), any.as_slice()) {
+            ([j], _) | ([], [j]) => Some(*j),
+            _ => None,
+        }
+    }
+
     fn cnp(&mut self, i: usize, frame_no: u64, ts: u64) {
         let window = self.cfg.rate_window_ns;
         {
@@ -452,13 +611,14 @@ impl Analyzer {
             // A UD sender: the CNP's DestQP is the DETH source QP of the reverse flow.
             let f = &self.flows[i];
             let (src, dst, qp) = (f.key.src, f.key.dst, f.key.dest_qp);
-            let hit = self.hosts.get(&(dst, src)).and_then(|c| {
-                let mut it = c.iter().map(|&j| j as usize).filter(|&j| {
-                    j != i && self.flows[j].peer.is_none() && self.flows[j].deth_src_qp == Some(qp)
-                });
-                let first = it.next();
-                if it.next().is_some() { None } else { first }
-            });
+            // The single unpaired reverse flow whose DETH source QP is the CNP's DestQP (flow
+            // `i` itself is a member only when source and destination are one host).
+            let i_in = src == dst && f.deth_src_qp == Some(qp);
+            let hit = self
+                .unpaired_ud
+                .get(&(dst, src, qp))
+                .and_then(|s| s.without(i, i_in).1);
+            debug_assert_eq!(hit, self.ud_hit_scan(i), "unpaired UD index");
             if let Some(j) = hit {
                 self.pair(i, j, PairedBy::Cnp);
             }
@@ -470,34 +630,33 @@ impl Analyzer {
                 // single unpaired reverse flow, preferring one with an unanswered CE mark
                 // (Lumina matches CNPs by IP pair the same way).
                 let f = &self.flows[i];
-                let Some(c) = self.hosts.get(&(f.key.dst, f.key.src)) else {
-                    return;
-                };
-                let unpaired =
-                    |j: &&u32| self.flows[**j as usize].peer.is_none() && **j as usize != i;
-                let with_ce: Vec<usize> = c
-                    .iter()
-                    .filter(unpaired)
-                    .filter(|j| self.flows[**j as usize].cong.unanswered_ce.is_some())
-                    .map(|j| *j as usize)
-                    .take(2)
-                    .collect();
-                let any: Vec<usize> = c
-                    .iter()
-                    .filter(unpaired)
-                    .map(|j| *j as usize)
-                    .take(2)
-                    .collect();
-                match (with_ce.as_slice(), any.as_slice()) {
-                    ([j], _) | ([], [j]) => *j,
-                    _ => return,
+                let (src, dst) = (f.key.src, f.key.dst);
+                let found = self.unpaired.get(&(dst, src)).and_then(|u| {
+                    // Flow `i` (unpaired here) is a member only when source and destination
+                    // are one host.
+                    let same = src == dst;
+                    let i_ce = same && f.cong.unanswered_ce.is_some();
+                    match (u.ce.without(i, i_ce), u.all.without(i, same)) {
+                        ((1, j), _) | ((0, _), (1, j)) => j,
+                        _ => None,
+                    }
+                });
+                debug_assert_eq!(found, self.cnp_target_scan(i), "unpaired index");
+                match found {
+                    Some(j) => j,
+                    None => return,
                 }
             }
         };
-        let t = &mut self.flows[target].cong;
-        if let Some(ce) = t.unanswered_ce.take() {
-            t.ce_to_cnp.add(ts.saturating_sub(ce));
+        let paired = self.flows[target].peer.is_some();
+        let t = &mut self.flows[target];
+        if let Some(ce) = t.cong.unanswered_ce.take() {
+            t.cong.ce_to_cnp.add(ts.saturating_sub(ce));
+            if !paired && let Some(u) = self.unpaired.get_mut(&(t.key.src, t.key.dst)) {
+                u.ce.remove(target);
+            }
         }
+        let t = &mut t.cong;
         t.rate.cnp(ts, frame_no, window);
     }
 

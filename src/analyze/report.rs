@@ -46,6 +46,13 @@ pub struct FrameCounts {
     pub truncated: u64,
     /// RoCE frames not analysed because `max_flows` flows already existed.
     pub untracked: u64,
+    /// Distinct flows (source, destination, DestQP) dropped from the flow table because
+    /// `max_flows` flows already existed: their frames are the `untracked` ones. Exact while
+    /// `flows_dropped_exact`; past 65 536 dropped flows only new ones are no longer told apart
+    /// from repeats (bounded memory), and the count is a lower bound.
+    pub flows_dropped: u64,
+    /// Whether `flows_dropped` is exact (false: a lower bound).
+    pub flows_dropped_exact: bool,
     /// Capture time of the first frame.
     pub first_ts_ns: Option<u64>,
     /// Capture time of the last frame.

@@ -19,6 +19,25 @@ use super::{
     Malformed, NetSummary, OtherKind, RocePacket, RoceVersion, UncheckedReason, Undecodable,
 };
 
+/// Per-frame decoding context.
+#[derive(Clone, Copy)]
+struct Cx<'c> {
+    cfg: &'c DecodeConfig,
+    /// Bytes of the frame the snap length cut off (wire length − captured length). A length
+    /// field that claims more than the captured bytes plus these lies: the frame is malformed,
+    /// not truncated.
+    cut: usize,
+}
+
+/// The length field claims `declared` bytes where the frame had only `captured + cut` on the
+/// wire.
+fn exceeds_wire(declared: usize, captured: usize, cut: usize) -> Option<Malformed> {
+    (declared > captured.saturating_add(cut)).then_some(Malformed::LengthExceedsFrame {
+        declared,
+        wire: captured.saturating_add(cut),
+    })
+}
+
 const ETH_IPV4: u16 = 0x0800;
 const ETH_IPV6: u16 = 0x86dd;
 const ETH_ARP: u16 = 0x0806;
@@ -41,8 +60,12 @@ fn undecodable<'a>(link: LinkSummary, why: Undecodable) -> Frame<'a> {
 /// Decode a frame of link type `lt`; see [`super::decode_frame`].
 pub fn decode<'a>(lt: LinkType, data: &'a [u8], orig_len: usize, cfg: &DecodeConfig) -> Frame<'a> {
     let link = LinkSummary::default();
+    let cx = Cx {
+        cfg,
+        cut: orig_len.saturating_sub(data.len()),
+    };
     match lt.0 {
-        1 => ethernet(data, cfg),
+        1 => ethernet(data, cx),
         113 => {
             // Linux cooked v1: protocol (Ethertype) at offset 14 of a 16-byte header.
             if data.len() < 16 {
@@ -52,7 +75,7 @@ pub fn decode<'a>(lt: LinkType, data: &'a [u8], orig_len: usize, cfg: &DecodeCon
                 u16::from_be_bytes([data[14], data[15]]),
                 &data[16..],
                 link,
-                cfg,
+                cx,
             )
         }
         276 => {
@@ -64,19 +87,19 @@ pub fn decode<'a>(lt: LinkType, data: &'a [u8], orig_len: usize, cfg: &DecodeCon
                 u16::from_be_bytes([data[0], data[1]]),
                 &data[20..],
                 link,
-                cfg,
+                cx,
             )
         }
-        0 | 108 => loopback(lt, data, cfg),
-        101 | 228 | 229 => raw_ip(data, link, cfg),
+        0 | 108 => loopback(lt, data, cx),
+        101 | 228 | 229 => raw_ip(data, link, cx),
         247 => infiniband(data, orig_len, link),
-        197 => erf(data, orig_len, cfg),
+        197 => erf(data, orig_len, cx),
         _ => undecodable(link, Undecodable::LinkType),
     }
 }
 
 /// Ethernet II, then every VLAN tag there is.
-fn ethernet<'a>(data: &'a [u8], cfg: &DecodeConfig) -> Frame<'a> {
+fn ethernet<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
     let mut link = LinkSummary::default();
     let Ok(eth) = Ethernet2Slice::from_slice_without_fcs(data) else {
         return undecodable(link, Undecodable::Truncated("Ethernet"));
@@ -98,20 +121,20 @@ fn ethernet<'a>(data: &'a [u8], cfg: &DecodeConfig) -> Frame<'a> {
         et = tag.ether_type().0;
         rest = tag.payload_slice();
     }
-    ethertype(et, rest, link, cfg)
+    ethertype(et, rest, link, cx)
 }
 
-fn ethertype<'a>(et: u16, rest: &'a [u8], link: LinkSummary, cfg: &DecodeConfig) -> Frame<'a> {
+fn ethertype<'a>(et: u16, rest: &'a [u8], link: LinkSummary, cx: Cx<'_>) -> Frame<'a> {
     match et {
-        ETH_IPV4 => ipv4(rest, link, cfg),
-        ETH_IPV6 => ipv6(rest, link, cfg),
-        super::ROCEV1_ETHERTYPE => rocev1(rest, link),
+        ETH_IPV4 => ipv4(rest, link, cx),
+        ETH_IPV6 => ipv6(rest, link, cx),
+        super::ROCEV1_ETHERTYPE => rocev1(rest, link, cx.cut),
         ETH_ARP => other(link, None, OtherKind::Arp),
         _ => other(link, None, OtherKind::EtherType(et)),
     }
 }
 
-fn loopback<'a>(lt: LinkType, data: &'a [u8], cfg: &DecodeConfig) -> Frame<'a> {
+fn loopback<'a>(lt: LinkType, data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
     let link = LinkSummary::default();
     if data.len() < 4 {
         return undecodable(link, Undecodable::Truncated("loopback"));
@@ -129,17 +152,17 @@ fn loopback<'a>(lt: LinkType, data: &'a [u8], cfg: &DecodeConfig) -> Frame<'a> {
         }
     };
     match af {
-        2 => ipv4(&data[4..], link, cfg),
+        2 => ipv4(&data[4..], link, cx),
         // AF_INET6 differs by OS: Linux 10, NetBSD/OpenBSD 24, FreeBSD 28, Darwin 30.
-        10 | 24 | 28 | 30 => ipv6(&data[4..], link, cfg),
+        10 | 24 | 28 | 30 => ipv6(&data[4..], link, cx),
         _ => undecodable(link, Undecodable::Invalid("loopback address family")),
     }
 }
 
-fn raw_ip<'a>(data: &'a [u8], link: LinkSummary, cfg: &DecodeConfig) -> Frame<'a> {
+fn raw_ip<'a>(data: &'a [u8], link: LinkSummary, cx: Cx<'_>) -> Frame<'a> {
     match data.first().map(|b| b >> 4) {
-        Some(4) => ipv4(data, link, cfg),
-        Some(6) => ipv6(data, link, cfg),
+        Some(4) => ipv4(data, link, cx),
+        Some(6) => ipv6(data, link, cx),
         Some(_) => undecodable(link, Undecodable::Invalid("IP version")),
         None => undecodable(link, Undecodable::Truncated("IP")),
     }
@@ -163,7 +186,7 @@ struct IpInfo<'a> {
     v6: bool,
 }
 
-fn ipv4<'a>(data: &'a [u8], link: LinkSummary, cfg: &DecodeConfig) -> Frame<'a> {
+fn ipv4<'a>(data: &'a [u8], link: LinkSummary, cx: Cx<'_>) -> Frame<'a> {
     let (ip, _auth_err) = match LaxIpv4Slice::from_slice(data) {
         Ok(v) => v,
         Err(e) => return undecodable(link, ip_error(&e, "IPv4")),
@@ -187,11 +210,11 @@ fn ipv4<'a>(data: &'a [u8], link: LinkSummary, cfg: &DecodeConfig) -> Frame<'a> 
         declared,
         info,
         link,
-        cfg,
+        cx,
     )
 }
 
-fn ipv6<'a>(data: &'a [u8], link: LinkSummary, cfg: &DecodeConfig) -> Frame<'a> {
+fn ipv6<'a>(data: &'a [u8], link: LinkSummary, cx: Cx<'_>) -> Frame<'a> {
     let ip = match LaxIpv6Slice::from_slice(data) {
         Ok((ip, _)) => ip,
         Err(err::ipv6::HeaderSliceError::Len(_)) => {
@@ -220,7 +243,7 @@ fn ipv6<'a>(data: &'a [u8], link: LinkSummary, cfg: &DecodeConfig) -> Frame<'a> 
         declared,
         info,
         link,
-        cfg,
+        cx,
     )
 }
 
@@ -231,7 +254,7 @@ fn transport_proto<'a>(
     declared: usize,
     ip: IpInfo<'a>,
     link: LinkSummary,
-    cfg: &DecodeConfig,
+    cx: Cx<'_>,
 ) -> Frame<'a> {
     let net = Some(NetSummary {
         src: ip.src,
@@ -246,7 +269,7 @@ fn transport_proto<'a>(
                 return undecodable(link, Undecodable::Truncated("UDP"));
             };
             let (sport, dport) = (udp.source_port(), udp.destination_port());
-            if !cfg.is_roce_port(dport) {
+            if !cx.cfg.is_roce_port(dport) {
                 return other(
                     link,
                     net,
@@ -256,7 +279,7 @@ fn transport_proto<'a>(
                     },
                 );
             }
-            rocev2(payload, declared, ip, link)
+            rocev2(payload, declared, ip, link, cx.cut)
         }
         IpNumber::TCP => {
             if payload.len() < 4 {
@@ -280,6 +303,7 @@ fn rocev2<'a>(
     ip_payload_len: usize,
     ip: IpInfo<'a>,
     link: LinkSummary,
+    cut: usize,
 ) -> Frame<'a> {
     let udp_len = u16::from_be_bytes([udp[4], udp[5]]);
     let mut pkt = RocePacket {
@@ -312,6 +336,12 @@ fn rocev2<'a>(
             ip_payload: ip_payload_len,
         });
         pkt.truncated = udp.len() < ip_payload_len;
+        return roce_frame(link, net, pkt);
+    }
+    if let Some(m) = exceeds_wire(ip_payload_len, udp.len(), cut) {
+        // The IP total length (and a UDP length within it) claims bytes that were never on the
+        // wire: not a snap-length cut.
+        pkt.malformed = Some(m);
         return roce_frame(link, net, pkt);
     }
     let t = transport::parse(&udp[8..], udp_len as usize - 8);
@@ -398,7 +428,7 @@ fn empty_packet<'a>(version: RoceVersion, src: Address, dst: Address) -> RocePac
 }
 
 /// RoCEv1: GRH then BTH. GRH PayLen counts the bytes after the GRH up to and including the ICRC.
-fn rocev1(data: &[u8], link: LinkSummary) -> Frame<'_> {
+fn rocev1(data: &[u8], link: LinkSummary, cut: usize) -> Frame<'_> {
     if data.len() < Grh::LEN {
         return undecodable(link, Undecodable::Truncated("GRH"));
     }
@@ -416,6 +446,10 @@ fn rocev1(data: &[u8], link: LinkSummary) -> Frame<'_> {
     pkt.hop_limit = Some(grh.hop_limit);
     if grh.next_hdr != Grh::NEXT_HDR_BTH {
         pkt.malformed = Some(Malformed::GrhNotBth(grh.next_hdr));
+        return roce_frame(link, net, pkt);
+    }
+    if let Some(m) = exceeds_wire(grh.pay_len as usize, data.len() - Grh::LEN, cut) {
+        pkt.malformed = Some(m);
         return roce_frame(link, net, pkt);
     }
     let t = transport::parse(&data[Grh::LEN..], grh.pay_len as usize);
@@ -479,6 +513,10 @@ fn infiniband(data: &[u8], orig_len: usize, link: LinkSummary) -> Frame<'_> {
         pkt.truncated = data.len() < orig_len;
         return roce_frame(link, net, pkt);
     }
+    if let Some(m) = exceeds_wire(pkt_bytes, data.len(), orig_len.saturating_sub(data.len())) {
+        pkt.malformed = Some(m);
+        return roce_frame(link, net, pkt);
+    }
     let t = transport::parse(&data[off..], pkt_bytes - off);
     let icrc = match t.icrc_offset {
         Some(t_off) if !t.truncated => {
@@ -499,7 +537,7 @@ fn infiniband(data: &[u8], orig_len: usize, link: LinkSummary) -> Frame<'_> {
 /// ERF record: 16-byte header (timestamp 8, type 1, flags 1, rlen 2, lctr 2, wlen 2), optional
 /// 8-byte extension headers while the type's top bit (and then each extension's top bit) is
 /// set, then for Ethernet (type 2) 2 bytes of offset/pad, for InfiniBand (type 21) the LRH.
-fn erf<'a>(data: &'a [u8], orig_len: usize, cfg: &DecodeConfig) -> Frame<'a> {
+fn erf<'a>(data: &'a [u8], orig_len: usize, cx: Cx<'_>) -> Frame<'a> {
     let link = LinkSummary::default();
     if data.len() < 16 {
         return undecodable(link, Undecodable::Truncated("ERF"));
@@ -519,7 +557,7 @@ fn erf<'a>(data: &'a [u8], orig_len: usize, cfg: &DecodeConfig) -> Frame<'a> {
             if data.len() < off + 2 {
                 return undecodable(link, Undecodable::Truncated("ERF Ethernet"));
             }
-            ethernet(&data[off + 2..], cfg)
+            ethernet(&data[off + 2..], cx)
         }
         21 => infiniband(&data[off..], orig_len.saturating_sub(off), link),
         t => other(link, None, OtherKind::ErfType(t)),

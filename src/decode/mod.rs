@@ -291,6 +291,15 @@ pub enum Malformed {
         /// IP payload length.
         ip_payload: usize,
     },
+    /// The length field (IP total length, GRH PayLen or LRH PktLen) claims more bytes than the
+    /// frame had on the wire; a snap-length cut is `truncated` instead.
+    #[error("length field claims {declared} bytes but the frame had {wire} on the wire")]
+    LengthExceedsFrame {
+        /// Bytes claimed from the start of the length field's scope.
+        declared: usize,
+        /// Bytes the frame had there on the wire (captured + cut by the snap length).
+        wire: usize,
+    },
     /// GRH next header is not BTH, or its payload length does not fit.
     #[error("GRH next header 0x{0:02X} is not BTH (0x1B)")]
     GrhNotBth(u8),

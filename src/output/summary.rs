@@ -126,8 +126,14 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
         problem(
             out,
             &format!(
-                "{} RoCE frames in flows beyond --max-flows were not analysed",
-                fr.untracked
+                "{} RoCE frames in {}{} flows beyond --max-flows were not analysed (flows dropped from the table)",
+                fr.untracked,
+                if fr.flows_dropped_exact {
+                    ""
+                } else {
+                    "at least "
+                },
+                fr.flows_dropped
             ),
             color,
         )?;

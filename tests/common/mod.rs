@@ -1,6 +1,8 @@
 //! Shared helpers for the analysis tests.
 #![allow(dead_code)]
 
+pub mod frames;
+
 use roce_inspect::analyze::{AnalyzeConfig, Analyzer, Report};
 use roce_inspect::decode::{DecodeConfig, LinkType, decode_frame};
 
