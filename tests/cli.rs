@@ -546,7 +546,10 @@ fn roce_port_option() {
     // Nothing decoded: stderr says so and points at --roce-port (exit 0: not an error).
     let (code, out, err) = run(&["read", f]);
     assert_eq!((code, out.as_str()), (Some(0), ""));
-    assert!(err.contains("no RoCE packets") && err.contains("--roce-port"), "{err}");
+    assert!(
+        err.contains("no RoCE packets") && err.contains("--roce-port"),
+        "{err}"
+    );
     let got = read_json(&["read", f, "--json", "--roce-port", "9741"]);
     assert_eq!(got.len(), 65);
     for v in &got {

@@ -488,8 +488,10 @@ impl Analyzer {
                     // `min_time_between_cnps` per flow), earlier marks in the window are not
                     // what triggered the next CNP, and timing from them would measure the pacing.
                     if v == 3 && op != Some(Operation::Cnp) {
-                        f.cong.unanswered_ce = Some(ts);
-                        if f.peer.is_none()
+                        let newly = f.cong.unanswered_ce.replace(ts).is_none();
+                        // The index holds a flow once while it has an unanswered CE.
+                        if newly
+                            && f.peer.is_none()
                             && let Some(u) = self.unpaired.get_mut(&(f.key.src, f.key.dst))
                         {
                             u.ce.insert(i);
