@@ -45,7 +45,14 @@ fn replay(target: &str, run: impl Fn(&[u8])) -> usize {
             .into_iter()
             .take(limit())
         {
-            let data = std::fs::read(&p).unwrap();
+            // A fuzzer running meanwhile replaces corpus files; skip those that vanished.
+            let data = match std::fs::read(&p) {
+                Ok(d) => d,
+                Err(e) if base == "fuzz/corpus" && e.kind() == std::io::ErrorKind::NotFound => {
+                    continue;
+                }
+                Err(e) => panic!("{}: {e}", p.display()),
+            };
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&data)));
             assert!(r.is_ok(), "{target}: {} panicked", p.display());
             n += 1;
