@@ -2,8 +2,9 @@
 //! (committed: inputs that once crashed or were miscounted) and of the local, git-ignored
 //! corpora `fuzz/corpus/<target>/` when present, through the same harness functions the
 //! libFuzzer targets call (`tests/common/harness.rs`), plus every capture under `tests/hostile/`
-//! and `samples/` through the capture-file harness. The corpora are large, so at most
-//! `ROCE_REPLAY_MAX` files (default 3000) of each are replayed; set it to 0 for all.
+//! and `samples/` through the capture-file harness. The corpora are large, so by default each
+//! is replayed for at most 5 s and 3000 files (regressions always in full); set
+//! `ROCE_REPLAY_MAX=0` to replay every corpus file.
 
 #[path = "common/frames.rs"]
 mod frames;
@@ -45,7 +46,14 @@ fn replay(target: &str, run: impl Fn(&[u8])) -> usize {
             .into_iter()
             .take(limit())
         {
-            let data = std::fs::read(&p).unwrap();
+            // A fuzzer running meanwhile replaces corpus files; skip those that vanished.
+            let data = match std::fs::read(&p) {
+                Ok(d) => d,
+                Err(e) if base == "fuzz/corpus" && e.kind() == std::io::ErrorKind::NotFound => {
+                    continue;
+                }
+                Err(e) => panic!("{}: {e}", p.display()),
+            };
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&data)));
             assert!(r.is_ok(), "{target}: {} panicked", p.display());
             n += 1;
