@@ -50,10 +50,12 @@ struct Obj<'a> {
 }
 
 impl<'a> Obj<'a> {
+    #[inline(always)]
     fn open(l: &'a mut Line) -> Obj<'a> {
         l.s("{");
         Obj { l, first: true }
     }
+    #[inline(always)]
     fn key(&mut self, k: &str) -> &mut Line {
         if !self.first {
             self.l.buf.push(b',');
@@ -64,32 +66,40 @@ impl<'a> Obj<'a> {
         self.l.buf.extend_from_slice(b"\":");
         self.l
     }
+    #[inline(always)]
     fn u(&mut self, k: &str, v: u64) {
         self.key(k).u(v);
     }
+    #[inline(always)]
     fn b(&mut self, k: &str, v: bool) {
         self.key(k).s(if v { "true" } else { "false" });
     }
     /// A string known to need no escaping (our own ASCII names).
+    #[inline(always)]
     fn name(&mut self, k: &str, v: &str) {
         self.key(k).s("\"").s(v).s("\"");
     }
+    #[inline(always)]
     fn null(&mut self, k: &str) {
         self.key(k).s("null");
     }
+    #[inline(always)]
     fn opt_u(&mut self, k: &str, v: Option<u64>) {
         match v {
             Some(v) => self.u(k, v),
             None => self.null(k),
         }
     }
+    #[inline(always)]
     fn addr(&mut self, k: &str, a: &crate::decode::Address) {
         self.key(k).s("\"").addr(a).s("\"");
     }
+    #[inline(always)]
     fn obj(&mut self, k: &str) -> Obj<'_> {
         self.key(k);
         Obj::open(self.l)
     }
+    #[inline(always)]
     fn close(self) {
         self.l.s("}");
     }

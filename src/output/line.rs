@@ -60,14 +60,14 @@ impl Line {
     }
 
     /// Append a string.
-    #[inline]
+    #[inline(always)]
     pub fn s(&mut self, s: &str) -> &mut Self {
         self.buf.extend_from_slice(s.as_bytes());
         self
     }
 
     /// Append an unsigned integer in decimal.
-    #[inline]
+    #[inline(always)]
     pub fn u(&mut self, v: u64) -> &mut Self {
         let t = self.ints.format(v);
         self.buf.extend_from_slice(t.as_bytes());
