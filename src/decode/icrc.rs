@@ -125,14 +125,7 @@ pub fn ib_local(lrh: &[u8], transport: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
+    use crate::decode::test_util::hex;
 
     /// spec/roce.md §4 vector 1: a CNP captured on a ConnectX-4 Lx; wire ICRC bytes 82 fd 00 2a.
     #[test]

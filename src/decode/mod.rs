@@ -11,6 +11,19 @@ pub mod link;
 pub mod opcode;
 pub mod transport;
 
+/// Helpers for unit tests across the crate.
+#[cfg(test)]
+pub(crate) mod test_util {
+    /// Bytes from hex text; whitespace is ignored (for vectors written as in the spec).
+    pub(crate) fn hex(s: &str) -> Vec<u8> {
+        let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+}
+
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 

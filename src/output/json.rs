@@ -335,19 +335,12 @@ fn ext(o: &mut Obj<'_>, p: &RocePacket<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decode::test_util::hex;
     use crate::decode::{DecodeConfig, LinkType, decode_frame};
 
     /// The ConnectX-4 Lx CNP of spec/roce.md §4, as a whole Ethernet frame.
     const CNP: &str = "e41d2dab2bc27cfe90643b320800 45c2003c718c400040119161 0a001101 0a001201 \
                        000012b700280000 8100ffff40000118 00000000 00000000000000000000000000000000 82fd002a";
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     #[test]
     fn cnp_line_is_valid_json_with_spec_values() {
