@@ -167,6 +167,27 @@ fn many_vlan_tags_and_unsupported_link_type() {
     assert_eq!(fr.link.vlan_tags, 3);
     assert_eq!(fr.link.vlan_id, Some(200));
     assert_eq!(fr.link.inner_vlan_id, Some(7));
+    assert_eq!(
+        (fr.link.vlan_pcp, fr.link.inner_vlan_pcp),
+        (Some(0), Some(0))
+    );
+    assert_eq!(fr.link.ethertype, Some(0x0800));
+    assert_eq!(
+        fr.link.mac,
+        Some((
+            [0xe4, 0x1d, 0x2d, 0xab, 0x2b, 0xc2],
+            [0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32]
+        ))
+    );
+    // S-tag 200 (PCP 5) + C-tag 100 (PCP 3): the inner PCP is the C-tag's.
+    let mut q = hex("e41d2dab2bc2 7cfe90643b32 88a8 a0c8 8100 6064 0800");
+    q.extend(hex(CNP_IP));
+    let fq = decode(LinkType::ETHERNET, &q);
+    assert_eq!((fq.link.vlan_id, fq.link.vlan_pcp), (Some(200), Some(5)));
+    assert_eq!(
+        (fq.link.inner_vlan_id, fq.link.inner_vlan_pcp),
+        (Some(100), Some(3))
+    );
     check_cnp(fr);
     // Tags up to the frame end: undecodable, not a panic.
     let tags = hex("e41d2dab2bc2 7cfe90643b32 8100 0001 8100 0002 8100");

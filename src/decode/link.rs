@@ -104,6 +104,7 @@ fn ethernet<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
     let Ok(eth) = Ethernet2Slice::from_slice_without_fcs(data) else {
         return undecodable(link, Undecodable::Truncated("Ethernet"));
     };
+    link.mac = Some((eth.destination(), eth.source()));
     let mut et = eth.ether_type().0;
     let mut rest = eth.payload_slice();
     while matches!(et, ETH_VLAN | ETH_QINQ | ETH_QINQ_OLD) {
@@ -116,6 +117,7 @@ fn ethernet<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
             link.vlan_pcp = Some(tag.priority_code_point().value());
         } else {
             link.inner_vlan_id = Some(vid);
+            link.inner_vlan_pcp = Some(tag.priority_code_point().value());
         }
         link.vlan_tags = link.vlan_tags.saturating_add(1);
         et = tag.ether_type().0;
@@ -124,7 +126,8 @@ fn ethernet<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
     ethertype(et, rest, link, cx)
 }
 
-fn ethertype<'a>(et: u16, rest: &'a [u8], link: LinkSummary, cx: Cx<'_>) -> Frame<'a> {
+fn ethertype<'a>(et: u16, rest: &'a [u8], mut link: LinkSummary, cx: Cx<'_>) -> Frame<'a> {
+    link.ethertype = Some(et);
     match et {
         ETH_IPV4 => ipv4(rest, link, cx),
         ETH_IPV6 => ipv6(rest, link, cx),

@@ -444,6 +444,13 @@ pub struct LinkSummary {
     pub vlan_pcp: Option<u8>,
     /// Innermost VLAN ID (12 bits), when tagged more than once.
     pub inner_vlan_id: Option<u16>,
+    /// Innermost priority code point (3 bits), when tagged more than once: the PCP that PFC
+    /// acts on behind a provider (802.1ad) tag.
+    pub inner_vlan_pcp: Option<u8>,
+    /// Ethernet destination and source MAC addresses (48 bits each), for Ethernet link types.
+    pub mac: Option<([u8; 6], [u8; 6])>,
+    /// The Ethertype after the tags (16 bits), for Ethernet and Linux cooked link types.
+    pub ethertype: Option<u16>,
 }
 
 /// One decoded frame.

@@ -118,6 +118,7 @@ pub fn write_frame(l: &mut Line, ctx: &FrameCtx, frame: &Frame<'_>) {
         o.opt_u("vlan_pcp", link.vlan_pcp.map(u64::from));
         if let Some(inner) = link.inner_vlan_id {
             o.u("inner_vlan", inner as u64);
+            o.opt_u("inner_vlan_pcp", link.inner_vlan_pcp.map(u64::from));
         }
     }
     match &frame.kind {

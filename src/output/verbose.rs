@@ -29,6 +29,19 @@ pub fn write_tree<W: Write>(
         ctx.ts_ns / 1_000_000_000,
         ctx.ts_ns % 1_000_000_000
     )?;
+    if let Some((dst, src)) = frame.link.mac {
+        let m = |a: [u8; 6]| {
+            format!(
+                "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+                a[0], a[1], a[2], a[3], a[4], a[5]
+            )
+        };
+        write!(w, "    Ethernet II: {} → {}", m(src), m(dst))?;
+        if let Some(et) = frame.link.ethertype {
+            write!(w, ", Ethertype 0x{et:04x}")?;
+        }
+        writeln!(w)?;
+    }
     if frame.link.vlan_tags > 0 {
         write!(w, "    VLAN: {} tag(s)", frame.link.vlan_tags)?;
         if let (Some(id), Some(pcp)) = (frame.link.vlan_id, frame.link.vlan_pcp) {
@@ -36,6 +49,9 @@ pub fn write_tree<W: Write>(
         }
         if let Some(id) = frame.link.inner_vlan_id {
             write!(w, ", inner ID {id}")?;
+            if let Some(pcp) = frame.link.inner_vlan_pcp {
+                write!(w, " PCP {pcp}")?;
+            }
         }
         writeln!(w)?;
     }
