@@ -310,3 +310,34 @@ fn derived_variants_analyse_like_the_original() {
         assert_eq!(r.icrc.bad, 0, "{v}");
     }
 }
+
+/// ibv_ud_pingpong: the two UD flows name each other through DETH source QPs, as tshark
+/// decodes them (`infiniband.deth.srcqp` of one direction is the other's `bth.destqp`), so they
+/// form one connection paired by `deth`.
+#[test]
+fn ud_pingpong_pairs_by_deth_source_qp() {
+    let pairs: BTreeMap<(String, u32), u32> = common::tshark(
+        &common::capture("real/pingpong_ud.pcap"),
+        &["ip.src", "infiniband.bth.destqp", "infiniband.deth.srcqp"],
+    )
+    .into_iter()
+    .filter(|r| !r[2].is_empty())
+    .map(|r| {
+        let hex = |s: &str| u32::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+        ((r[0].clone(), hex(&r[1])), hex(&r[2]))
+    })
+    .collect();
+    assert_eq!(pairs.len(), 2, "{pairs:?}");
+    let r = report("pingpong_ud.pcap");
+    let ud: Vec<_> = r
+        .connections
+        .iter()
+        .filter(|c| c.paired_by == "deth")
+        .collect();
+    assert_eq!(ud.len(), 1, "{:?}", r.connections);
+    let c = ud[0];
+    for end in [&c.a, &c.b] {
+        // This end's QP is the one the other side sends to: it appears as a DETH source QP.
+        assert!(pairs.values().any(|q| *q == end.qp), "{end:?} in {pairs:?}");
+    }
+}

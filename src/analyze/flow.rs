@@ -66,6 +66,8 @@ pub enum PairedBy {
     Cnp,
     /// CM ConnectRequest / ConnectReply MADs on QP1.
     Cm,
+    /// UD flows whose DETH source QPs name each other's destination QP.
+    Deth,
 }
 
 impl PairedBy {
@@ -76,6 +78,7 @@ impl PairedBy {
             PairedBy::Psn => "psn",
             PairedBy::Cnp => "cnp",
             PairedBy::Cm => "cm",
+            PairedBy::Deth => "deth",
         }
     }
 }

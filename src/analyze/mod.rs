@@ -414,6 +414,29 @@ impl Analyzer {
         }
     }
 
+    /// Pair two UD flows that name each other: A→B to QP X with DETH source QP Y, and B→A to
+    /// QP Y with DETH source QP X (IBTA 9.2.3: DETH SrcQP is the sender's QP). One hash look-up
+    /// per packet while the flow is unpaired.
+    fn pair_by_deth(&mut self, i: usize) {
+        let f = &self.flows[i];
+        let (Some(src_qp), None) = (f.deth_src_qp, f.peer) else {
+            return;
+        };
+        let rev = FlowKey {
+            src: f.key.dst,
+            dst: f.key.src,
+            dest_qp: src_qp,
+        };
+        let dest_qp = f.key.dest_qp;
+        if let Some(&j) = self.index.get(&rev) {
+            let j = j as usize;
+            let g = &self.flows[j];
+            if j != i && g.peer.is_none() && g.deth_src_qp == Some(dest_qp) {
+                self.pair(i, j, PairedBy::Deth);
+            }
+        }
+    }
+
     /// Try to pair response-carrying flow `i` with the request flow whose PSNs `psn` echoes.
     fn pair_by_psn(&mut self, i: usize, psn: u32) {
         let f = &mut self.flows[i];
@@ -520,6 +543,7 @@ impl Analyzer {
                 }
             }
         }
+        self.pair_by_deth(i);
         if p.malformed.is_some() {
             return;
         }
