@@ -301,7 +301,7 @@ pub struct ConnectionReport {
     pub b: Endpoint,
     /// Transport.
     pub transport: String,
-    /// How the pair was found: `udp_sport`, `psn`, `cnp`, `cm`.
+    /// How the pair was found: `udp_sport`, `psn`, `deth`, `cnp`, `cm`.
     pub paired_by: String,
     /// Packets both ways.
     pub packets: u64,
