@@ -792,8 +792,8 @@ fn other_link_types_carry_the_same_packet() {
         )
     };
     let cases: Vec<(&str, LinkType, Vec<u8>, bool)> = vec![
-        ("raw 101 v4", LinkType::RAW_101, v4.clone(), false),
-        ("raw 101 v6", LinkType::RAW_101, v6.clone(), true),
+        ("raw 101 v4", LinkType::RAW, v4.clone(), false),
+        ("raw 101 v6", LinkType::RAW, v6.clone(), true),
         ("ipv4 228", LinkType::IPV4, v4.clone(), false),
         ("ipv6 229", LinkType::IPV6, v6.clone(), true),
         (

@@ -92,8 +92,8 @@ pub fn decode<'a>(lt: LinkType, data: &'a [u8], orig_len: usize, cfg: &DecodeCon
         }
         0 | 108 => loopback(lt, data, cx),
         101 | 228 | 229 => raw_ip(data, link, cx),
-        247 => infiniband(data, orig_len, link),
-        197 => erf(data, orig_len, cx),
+        247 => infiniband(data, cx.cut, link),
+        197 => erf(data, cx),
         _ => undecodable(link, Undecodable::LinkType),
     }
 }
@@ -329,23 +329,19 @@ fn rocev2<'a>(
         malformed: None,
         truncated: false,
     };
-    let net = Some(NetSummary {
-        src: ip.src,
-        dst: ip.dst,
-    });
     if (udp_len as usize) < 8 || udp_len as usize > ip_payload_len {
         pkt.malformed = Some(Malformed::BadUdpLength {
             udp_len,
             ip_payload: ip_payload_len,
         });
         pkt.truncated = udp.len() < ip_payload_len;
-        return roce_frame(link, net, pkt);
+        return roce_frame(link, pkt);
     }
     if let Some(m) = exceeds_wire(ip_payload_len, udp.len(), cut) {
         // The IP total length (and a UDP length within it) claims bytes that were never on the
         // wire: not a snap-length cut.
         pkt.malformed = Some(m);
-        return roce_frame(link, net, pkt);
+        return roce_frame(link, pkt);
     }
     let t = transport::parse(&udp[8..], udp_len as usize - 8);
     let icrc = match t.icrc_offset {
@@ -361,7 +357,7 @@ fn rocev2<'a>(
         _ => unchecked(&t),
     };
     fill(&mut pkt, &t, icrc);
-    roce_frame(link, net, pkt)
+    roce_frame(link, pkt)
 }
 
 fn verdict(wire: Option<u32>, expected: u32) -> Icrc {
@@ -399,10 +395,14 @@ fn fill<'a>(pkt: &mut RocePacket<'a>, t: &TransportSlice<'a>, icrc: Icrc) {
     pkt.icrc = icrc;
 }
 
-fn roce_frame<'a>(link: LinkSummary, net: Option<NetSummary>, pkt: RocePacket<'a>) -> Frame<'a> {
+/// A RoCE frame; its network summary is the packet's own addresses.
+fn roce_frame(link: LinkSummary, pkt: RocePacket<'_>) -> Frame<'_> {
     Frame {
         link,
-        net,
+        net: Some(NetSummary {
+            src: pkt.src,
+            dst: pkt.dst,
+        }),
         kind: FrameKind::Roce(pkt),
     }
 }
@@ -436,10 +436,6 @@ fn rocev1(data: &[u8], link: LinkSummary, cut: usize) -> Frame<'_> {
         return undecodable(link, Undecodable::Truncated("GRH"));
     }
     let grh = Grh::parse(data);
-    let net = Some(NetSummary {
-        src: Address::Gid(grh.sgid),
-        dst: Address::Gid(grh.dgid),
-    });
     let mut pkt = empty_packet(
         RoceVersion::V1,
         Address::Gid(grh.sgid),
@@ -449,11 +445,11 @@ fn rocev1(data: &[u8], link: LinkSummary, cut: usize) -> Frame<'_> {
     pkt.hop_limit = Some(grh.hop_limit);
     if grh.next_hdr != Grh::NEXT_HDR_BTH {
         pkt.malformed = Some(Malformed::GrhNotBth(grh.next_hdr));
-        return roce_frame(link, net, pkt);
+        return roce_frame(link, pkt);
     }
     if let Some(m) = exceeds_wire(grh.pay_len as usize, data.len() - Grh::LEN, cut) {
         pkt.malformed = Some(m);
-        return roce_frame(link, net, pkt);
+        return roce_frame(link, pkt);
     }
     let t = transport::parse(&data[Grh::LEN..], grh.pay_len as usize);
     let icrc = match t.icrc_offset {
@@ -464,18 +460,21 @@ fn rocev1(data: &[u8], link: LinkSummary, cut: usize) -> Frame<'_> {
         _ => unchecked(&t),
     };
     fill(&mut pkt, &t, icrc);
-    roce_frame(link, net, pkt)
+    roce_frame(link, pkt)
 }
 
 /// Native InfiniBand starting at the LRH; PktLen (4-byte words) covers LRH through ICRC, and a
 /// 2-byte VCRC follows.
-fn infiniband(data: &[u8], orig_len: usize, link: LinkSummary) -> Frame<'_> {
+fn infiniband(data: &[u8], cut: usize, link: LinkSummary) -> Frame<'_> {
     if data.len() < Lrh::LEN {
         return undecodable(link, Undecodable::Truncated("LRH"));
     }
     let lrh = Lrh::parse(data);
-    let lid = |l| Address::Lid(l);
-    let mut pkt = empty_packet(RoceVersion::Ib, lid(lrh.slid), lid(lrh.dlid));
+    let mut pkt = empty_packet(
+        RoceVersion::Ib,
+        Address::Lid(lrh.slid),
+        Address::Lid(lrh.dlid),
+    );
     pkt.lrh = Some(lrh);
     let pkt_bytes = lrh.pkt_len as usize * 4;
     match lrh.lnh {
@@ -488,11 +487,7 @@ fn infiniband(data: &[u8], orig_len: usize, link: LinkSummary) -> Frame<'_> {
     if lrh.lnh == 3 {
         if data.len() < Lrh::LEN + Grh::LEN {
             pkt.truncated = true;
-            let net = Some(NetSummary {
-                src: pkt.src,
-                dst: pkt.dst,
-            });
-            return roce_frame(link, net, pkt);
+            return roce_frame(link, pkt);
         }
         let grh = Grh::parse(&data[Lrh::LEN..]);
         pkt.grh = Some(grh);
@@ -504,21 +499,17 @@ fn infiniband(data: &[u8], orig_len: usize, link: LinkSummary) -> Frame<'_> {
             pkt.malformed = Some(Malformed::GrhNotBth(grh.next_hdr));
         }
     }
-    let net = Some(NetSummary {
-        src: pkt.src,
-        dst: pkt.dst,
-    });
     if pkt.malformed.is_some() {
-        return roce_frame(link, net, pkt);
+        return roce_frame(link, pkt);
     }
     if pkt_bytes < off {
         pkt.malformed = Some(Malformed::BadLrh("packet length shorter than its headers"));
-        pkt.truncated = data.len() < orig_len;
-        return roce_frame(link, net, pkt);
+        pkt.truncated = cut > 0;
+        return roce_frame(link, pkt);
     }
-    if let Some(m) = exceeds_wire(pkt_bytes, data.len(), orig_len.saturating_sub(data.len())) {
+    if let Some(m) = exceeds_wire(pkt_bytes, data.len(), cut) {
         pkt.malformed = Some(m);
-        return roce_frame(link, net, pkt);
+        return roce_frame(link, pkt);
     }
     let t = transport::parse(&data[off..], pkt_bytes - off);
     let icrc = match t.icrc_offset {
@@ -534,13 +525,13 @@ fn infiniband(data: &[u8], orig_len: usize, link: LinkSummary) -> Frame<'_> {
         _ => unchecked(&t),
     };
     fill(&mut pkt, &t, icrc);
-    roce_frame(link, net, pkt)
+    roce_frame(link, pkt)
 }
 
 /// ERF record: 16-byte header (timestamp 8, type 1, flags 1, rlen 2, lctr 2, wlen 2), optional
 /// 8-byte extension headers while the type's top bit (and then each extension's top bit) is
 /// set, then for Ethernet (type 2) 2 bytes of offset/pad, for InfiniBand (type 21) the LRH.
-fn erf<'a>(data: &'a [u8], orig_len: usize, cx: Cx<'_>) -> Frame<'a> {
+fn erf<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
     let link = LinkSummary::default();
     if data.len() < 16 {
         return undecodable(link, Undecodable::Truncated("ERF"));
@@ -562,7 +553,7 @@ fn erf<'a>(data: &'a [u8], orig_len: usize, cx: Cx<'_>) -> Frame<'a> {
             }
             ethernet(&data[off + 2..], cx)
         }
-        21 => infiniband(&data[off..], orig_len.saturating_sub(off), link),
+        21 => infiniband(&data[off..], cx.cut, link),
         t => other(link, None, OtherKind::ErfType(t)),
     }
 }

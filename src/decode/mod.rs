@@ -80,8 +80,6 @@ impl LinkType {
     pub const NULL: LinkType = LinkType(0);
     /// Ethernet II (LINKTYPE_ETHERNET).
     pub const ETHERNET: LinkType = LinkType(1);
-    /// Raw IP (DLT_RAW as some platforms number it).
-    pub const RAW_101: LinkType = LinkType(101);
     /// OpenBSD loopback, 4-byte network-order AF header (LINKTYPE_LOOP).
     pub const LOOP: LinkType = LinkType(108);
     /// Linux cooked capture v1, 16-byte header (LINKTYPE_LINUX_SLL).

@@ -465,17 +465,7 @@ static OPCODE_LABELS: std::sync::LazyLock<[&'static str; 256]> = std::sync::Lazy
 
 impl fmt::Display for Opcode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.operation() {
-            Some(Operation::Cnp) => f.write_str("CNP"),
-            Some(op) => write!(f, "{} {}", self.transport(), op.name()),
-            None => write!(
-                f,
-                "{} {} 0x{:02X}",
-                self.transport(),
-                self.unknown_label(),
-                self.0
-            ),
-        }
+        f.pad(self.label())
     }
 }
 
