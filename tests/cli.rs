@@ -150,6 +150,10 @@ fn file_cut_in_the_middle_of_a_record() {
     let (code, out, err) = run(&["read", p.to_str().unwrap(), "--all"]);
     assert_one_line_error(code, &err, "cut.pcap", "cut record (text)");
     assert_eq!(out.lines().count(), cut_rec);
+    // The error names the last good record by its number in the file, filter or not.
+    assert!(err.contains(&format!("after frame {cut_rec}:")), "{err}");
+    let (_, _, err_f) = run(&["read", p.to_str().unwrap(), "-f", "tcp"]);
+    assert_eq!(err_f, err, "with a filter");
 
     // And a file cut inside a record *header*.
     let p2 = d.path().join("cut2.pcap");

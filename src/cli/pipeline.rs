@@ -40,7 +40,7 @@ pub fn make_printer(d: &DisplayArgs) -> Box<dyn Printer> {
     }
 }
 
-/// Per-run state: decoder settings, relative time, printer, analyzer.
+/// Per-run state: decoder settings, printer, analyzer, frame counts.
 pub struct Run {
     cfg: DecodeConfig,
     linktype: LinkType,
@@ -51,8 +51,6 @@ pub struct Run {
     display: DisplayArgs,
     frames: u64,
     roce: u64,
-    /// Flush after every printed frame (live capture).
-    pub flush_each: bool,
 }
 
 impl Run {
@@ -76,7 +74,6 @@ impl Run {
             display: display.clone(),
             frames: 0,
             roce: 0,
-            flush_each: false,
         }
     }
 
@@ -117,9 +114,6 @@ impl Run {
                 len: rec.len,
             };
             self.printer.frame(&ctx, &frame)?;
-            if self.flush_each {
-                self.printer.flush()?;
-            }
         }
         Ok(())
     }
@@ -242,7 +236,12 @@ pub fn read_file(path: &str, d: &DisplayArgs) -> Result<Outcome> {
         return Ok(o);
     }
     if let Some(e) = read_err {
-        return Err(anyhow::Error::new(e).context(format!("{shown}: after frame {}", run.frames())));
+        // Frame numbers in the file, as printed (a filter may have skipped some).
+        let where_ = match src.frames_read() {
+            0 => shown.to_string(),
+            n => format!("{shown}: after frame {n}"),
+        };
+        return Err(anyhow::Error::new(e).context(where_));
     }
     let unfiltered = d.filter.is_none() && d.qp.is_none() && d.opcode.is_none() && !d.all;
     if run.roce_frames() == 0 && run.frames() > 0 && unfiltered && run.print_packets {
@@ -251,6 +250,5 @@ pub fn read_file(path: &str, d: &DisplayArgs) -> Result<Outcome> {
             run.frames()
         );
     }
-    let _ = io::stdout().flush();
     Ok(Outcome::Ok)
 }

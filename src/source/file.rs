@@ -125,6 +125,12 @@ impl FileSource {
         Ok(())
     }
 
+    /// Records read from the file so far, those a filter skipped included: the number of the
+    /// last frame read.
+    pub fn frames_read(&self) -> u64 {
+        self.number
+    }
+
     /// The file's link type.
     pub fn linktype(&self) -> LinkType {
         self.linktype
@@ -141,10 +147,12 @@ impl FileSource {
         }
         if self.filter.is_none() {
             // Fast path: hand out libpcap's buffer directly, no copy.
-            self.number += 1;
             return match self.cap.next_packet() {
                 Ok(p) => Ok(Some(Record {
-                    number: self.number,
+                    number: {
+                        self.number += 1;
+                        self.number
+                    },
                     ts_ns: ts_to_ns(&p.header.ts),
                     base_ts_ns: *self.base_ts_ns.get_or_insert(ts_to_ns(&p.header.ts)),
                     caplen: p.header.caplen,
