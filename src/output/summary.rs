@@ -97,6 +97,21 @@ fn msg_cell(f: &FlowReport) -> [String; 4] {
     })
 }
 
+/// The congestion table's first cells for data flow `f`: id, addresses, ECN codepoint counts,
+/// CE percentage (of `ce_fraction`), FECN.
+fn ecn_cells(f: &FlowReport, ce_fraction: f64, color: bool) -> Vec<Cell> {
+    vec![
+        right(f.id),
+        Cell::new(flow_label(f)),
+        right(f.ecn.ect0),
+        right(f.ecn.ect1),
+        right(f.ecn.not_ect),
+        num(f.ecn.ce, true, color),
+        right(format!("{:.2}", ce_fraction * 100.0)),
+        right(f.fecn),
+    ]
+}
+
 fn flow_label(f: &FlowReport) -> String {
     format!("{} → {}", f.src, f.dst)
 }
@@ -351,15 +366,8 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
     for c in &report.connections {
         for d in &c.congestion {
             let f = &report.flows[d.data_flow];
-            t.add_row(vec![
-                right(f.id),
-                Cell::new(flow_label(f)),
-                right(f.ecn.ect0),
-                right(f.ecn.ect1),
-                right(f.ecn.not_ect),
-                num(f.ecn.ce, true, color),
-                right(format!("{:.2}", d.ce_fraction * 100.0)),
-                right(f.fecn),
+            let mut row = ecn_cells(f, d.ce_fraction, color);
+            row.extend([
                 right(d.cnp_flow),
                 num(d.cnps, false, color),
                 right(opt_stat(&d.ce_to_cnp_ns, |s| fmt_ns(s.median))),
@@ -373,6 +381,7 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
                     },
                 ),
             ]);
+            t.add_row(row);
             rows += 1;
         }
     }
@@ -386,21 +395,15 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
                     .any(|d| d.data_flow == f.id || d.cnp_flow == f.id)
             })
     }) {
-        t.add_row(vec![
-            right(f.id),
-            Cell::new(flow_label(f)),
-            right(f.ecn.ect0),
-            right(f.ecn.ect1),
-            right(f.ecn.not_ect),
-            num(f.ecn.ce, true, color),
-            right(format!("{:.2}", f.ce_fraction * 100.0)),
-            right(f.fecn),
+        let mut row = ecn_cells(f, f.ce_fraction, color);
+        row.extend([
             Cell::new("unpaired"),
             num(f.cnps, false, color),
             right("-"),
             right("-"),
             right("-"),
         ]);
+        t.add_row(row);
         rows += 1;
     }
     if rows == 0 {
