@@ -105,7 +105,7 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
 
     // Live output is flushed whenever the capture has read everything buffered, before it
     // waits: every packet is shown as soon as it is read, yet under load a burst costs one
-    // write instead of one per packet (Run's per-packet flush is left off).
+    // write instead of one per packet.
     let mut run = Run::new(d, src.linktype());
     let deadline = a
         .duration
@@ -135,24 +135,14 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
             break Stop::Duration;
         }
         match src.next_frame() {
-            Ok(Next::Record(rec)) => match io_outcome(run.record(&rec)) {
-                Ok(None) => {}
-                Ok(Some(_)) => break Stop::OutputClosed,
-                Err(e) => {
-                    out_err = Some(e);
-                    break Stop::OutputError;
+            Ok(Next::Record(rec)) => {
+                if let Some(stop) = output_stop(run.record(&rec), &mut out_err) {
+                    break stop;
                 }
-            },
+            }
             Ok(Next::Empty) => {
-                if live_out {
-                    match io_outcome(run.flush()) {
-                        Ok(None) => {}
-                        Ok(Some(_)) => break Stop::OutputClosed,
-                        Err(e) => {
-                            out_err = Some(e);
-                            break Stop::OutputError;
-                        }
-                    }
+                if live_out && let Some(stop) = output_stop(run.flush(), &mut out_err) {
+                    break stop;
                 }
                 match src.wait() {
                     Ok(true) => {}
@@ -214,19 +204,27 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
 
 /// Idle (no packet for the read timeout): push out what is buffered — stdout that is not live,
 /// and the savefile. Returns why to stop, if an error says so.
+/// Why to stop after an output result, if at all: a closed pipe ends quietly, another error
+/// is kept in `out_err` for after the report.
+fn output_stop(r: io::Result<()>, out_err: &mut Option<anyhow::Error>) -> Option<Stop> {
+    match io_outcome(r) {
+        Ok(None) => None,
+        Ok(Some(_)) => Some(Stop::OutputClosed),
+        Err(e) => {
+            *out_err = Some(e);
+            Some(Stop::OutputError)
+        }
+    }
+}
+
 fn idle_flush(
     run: &mut Run,
     src: &mut LiveSource,
     out_err: &mut Option<anyhow::Error>,
     read_err: &mut Option<anyhow::Error>,
 ) -> Option<Stop> {
-    match io_outcome(run.flush()) {
-        Ok(None) => {}
-        Ok(Some(_)) => return Some(Stop::OutputClosed),
-        Err(e) => {
-            *out_err = Some(e);
-            return Some(Stop::OutputError);
-        }
+    if let Some(stop) = output_stop(run.flush(), out_err) {
+        return Some(stop);
     }
     if let Err(e) = src.flush_savefile() {
         *read_err = Some(anyhow::Error::new(e));
