@@ -3,12 +3,54 @@
 
 pub mod frames;
 
+use std::path::{Path, PathBuf};
+
 use roce_inspect::analyze::{AnalyzeConfig, Analyzer, Report};
 use roce_inspect::decode::{DecodeConfig, LinkType, decode_frame};
 
-/// Path of a file under `../shared/captures`.
+/// The folder of third-party captures: `ROCE_INSPECT_CAPTURES`, or `../shared/captures` beside
+/// the repository (whether or not it exists).
+pub fn captures_root() -> PathBuf {
+    match std::env::var_os("ROCE_INSPECT_CAPTURES") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/captures"),
+    }
+}
+
+/// The third-party captures folder ([`captures_root`]), or `None` after printing one
+/// `skipped: third-party captures not found at …` line when it does not exist, so that a test
+/// needing it returns early and passes on a fresh clone (use [`need_shared!`]).
+pub fn captures_dir() -> Option<PathBuf> {
+    let dir = captures_root();
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        println!("skipped: third-party captures not found at {}", dir.display());
+        None
+    }
+}
+
+/// Path of a file under the third-party captures folder (see [`captures_root`]). Tests that use
+/// it start with [`need_shared!`].
 pub fn capture(rel: &str) -> String {
-    format!("{}/../shared/captures/{rel}", env!("CARGO_MANIFEST_DIR"))
+    captures_root().join(rel).display().to_string()
+}
+
+/// Path of a users' case under `../shared/cases` (beside the captures folder). Tests that use
+/// it start with [`need_shared!`].
+pub fn case(name: &str) -> String {
+    captures_root().join("../cases").join(name).display().to_string()
+}
+
+/// Returns from the calling test (which then passes, having printed one `skipped:` line) when
+/// the third-party captures folder is not there.
+#[macro_export]
+macro_rules! need_shared {
+    () => {
+        if common::captures_dir().is_none() {
+            return;
+        }
+    };
 }
 
 /// Read a capture file and run the analyzer over every frame.
