@@ -277,8 +277,7 @@ fn transport_proto<'a>(
                 return undecodable(link, Undecodable::Truncated("UDP"));
             };
             let (sport, dport) = (udp.source_port(), udp.destination_port());
-            if !cx.cfg.is_roce_port(dport) && cx.cfg.is_vxlan_port(dport) && cx.depth < MAX_ENCAP
-            {
+            if !cx.cfg.is_roce_port(dport) && cx.cfg.is_vxlan_port(dport) && cx.depth < MAX_ENCAP {
                 let udp_len = (udp.length() as usize).clamp(8, payload.len());
                 let outer = Outer {
                     src: ip.src,

@@ -13,7 +13,8 @@ use super::line::Line;
 use super::{FrameCtx, Printer};
 use crate::decode::encap::GreInfo;
 use crate::decode::{
-    AethKind, Encap, EncapKind, Frame, FrameKind, IcrcStatus, OtherKind, RocePacket, UncheckedReason,
+    AethKind, Encap, EncapKind, Frame, FrameKind, IcrcStatus, OtherKind, RocePacket,
+    UncheckedReason,
 };
 
 /// The NDJSON printer. `out` needs no buffering: lines collect in the printer's own buffer.

@@ -60,7 +60,10 @@ pub fn write_layers<W: Write>(w: &mut W, e: &Encap) -> io::Result<()> {
                 write!(
                     w,
                     "        timestamp {} granularity {} ({}) frame type {}",
-                    s.timestamp, s.granularity, GRANULARITY[s.granularity as usize & 3], s.frame_type
+                    s.timestamp,
+                    s.granularity,
+                    GRANULARITY[s.granularity as usize & 3],
+                    s.frame_type
                 )?;
                 if let Some(id) = s.platform_id() {
                     write!(w, ", platform ID {id}")?;

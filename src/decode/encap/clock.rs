@@ -185,7 +185,10 @@ mod tests {
         // Captured 0.1 s after the second boundary; the mirror stamped 0.95 s into the
         // previous second.
         let e = e3(950_000_000, 2, None);
-        assert_eq!(at(&mut c, e, 1_000 * NS + 100_000_000), 999 * NS + 950_000_000);
+        assert_eq!(
+            at(&mut c, e, 1_000 * NS + 100_000_000),
+            999 * NS + 950_000_000
+        );
         let bad = e3(1_000_000_000, 2, None);
         assert_eq!(at(&mut c, bad, 7), 7);
         assert_eq!(c.kept, 1);

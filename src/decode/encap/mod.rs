@@ -263,7 +263,11 @@ fn failed<'a>(link: LinkSummary, outer: &Outer, e: EncapError) -> Frame<'a> {
         src: outer.src,
         dst: outer.dst,
     };
-    link::other(link, Some(net), OtherKind::Undecodable(Undecodable::Encap(e)))
+    link::other(
+        link,
+        Some(net),
+        OtherKind::Undecodable(Undecodable::Encap(e)),
+    )
 }
 
 /// Decode the inner frame of a tunnel and record the tunnel around it.
@@ -275,7 +279,8 @@ fn inner<'a>(
     link: LinkSummary,
     cx: Cx<'_>,
 ) -> Frame<'a> {
-    let exact = matches!(kind, EncapKind::Erspan2(..) | EncapKind::Erspan3(..)) && !kind.truncated();
+    let exact =
+        matches!(kind, EncapKind::Erspan2(..) | EncapKind::Erspan3(..)) && !kind.truncated();
     let icx = Cx {
         cfg: cx.cfg,
         cut: if exact { outer.missing } else { usize::MAX },
@@ -330,7 +335,14 @@ pub(super) fn gre<'a>(
                     session: h.session(),
                     index: h.index(),
                 };
-                inner(h.payload(), true, EncapKind::Erspan2(info, e), &outer, link, cx)
+                inner(
+                    h.payload(),
+                    true,
+                    EncapKind::Erspan2(info, e),
+                    &outer,
+                    link,
+                    cx,
+                )
             }
             Err(e) => failed(link, &outer, e),
         },
@@ -367,20 +379,29 @@ fn erspan3<'a>(
         subheader: h.subheader(),
     };
     match e.frame_type {
-        0 => inner(h.payload(), true, EncapKind::Erspan3(info, e), outer, link, cx),
-        2 => inner(h.payload(), false, EncapKind::Erspan3(info, e), outer, link, cx),
+        0 => inner(
+            h.payload(),
+            true,
+            EncapKind::Erspan3(info, e),
+            outer,
+            link,
+            cx,
+        ),
+        2 => inner(
+            h.payload(),
+            false,
+            EncapKind::Erspan3(info, e),
+            outer,
+            link,
+            cx,
+        ),
         t => failed(link, outer, EncapError::ErspanFrameType(t)),
     }
 }
 
 /// VXLAN: `udp` is the UDP datagram as captured (header included, at least 8 bytes), cut to
 /// its length field.
-pub(super) fn vxlan<'a>(
-    udp: &'a [u8],
-    outer: Outer,
-    link: LinkSummary,
-    cx: Cx<'_>,
-) -> Frame<'a> {
+pub(super) fn vxlan<'a>(udp: &'a [u8], outer: Outer, link: LinkSummary, cx: Cx<'_>) -> Frame<'a> {
     let pl = &udp[8..];
     let h = match VxlanHeader::new_checked(pl) {
         Ok(h) => h,
@@ -393,4 +414,136 @@ pub(super) fn vxlan<'a>(
         vni: h.vni(),
     };
     inner(h.payload(), true, kind, &outer, link, cx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::{DecodeConfig, FrameKind, LinkType, decode_frame};
+
+    /// Raw IPv4 header for protocol `proto` around `payload`.
+    fn ipv4(proto: u8, payload: &[u8]) -> Vec<u8> {
+        let mut f = vec![
+            0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, proto, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ];
+        let len = (20 + payload.len()) as u16;
+        f[2..4].copy_from_slice(&len.to_be_bytes());
+        f.extend_from_slice(payload);
+        f
+    }
+
+    /// IP-in-GRE nested `n` times around a UDP datagram to port 9.
+    fn nested(n: usize) -> Vec<u8> {
+        let mut f = ipv4(17, &[0, 1, 0, 9, 0, 8, 0, 0]);
+        for _ in 0..n {
+            let mut g = vec![0, 0, 0x08, 0x00];
+            g.extend_from_slice(&f);
+            f = ipv4(47, &g);
+        }
+        f
+    }
+
+    #[test]
+    fn nesting_stops_at_max_encap() {
+        let cfg = DecodeConfig::default();
+        let f = nested(MAX_ENCAP);
+        let fr = decode_frame(LinkType::RAW, &f, f.len() as u32, &cfg);
+        assert_eq!(fr.encap.layers().count(), MAX_ENCAP);
+        assert!(matches!(
+            fr.kind,
+            FrameKind::Other(OtherKind::Udp { dst_port: 9, .. })
+        ));
+        // One more level: the outer three are opened, the fourth GRE is shown as IP 47.
+        let f = nested(MAX_ENCAP + 1);
+        let fr = decode_frame(LinkType::RAW, &f, f.len() as u32, &cfg);
+        assert_eq!(fr.encap.layers().count(), MAX_ENCAP);
+        assert!(matches!(
+            fr.kind,
+            FrameKind::Other(OtherKind::Ip { protocol: 47 })
+        ));
+        // Deep hostile nesting neither overflows the stack nor panics.
+        let f = nested(2000);
+        let fr = decode_frame(LinkType::RAW, &f, f.len() as u32, &cfg);
+        assert_eq!(fr.encap.layers().count(), MAX_ENCAP);
+    }
+
+    #[test]
+    fn bad_tunnel_headers_are_undecodable_frames() {
+        let cfg = DecodeConfig::default();
+        // GRE 0x88BE with S but only 2 bytes of ERSPAN header.
+        let f = ipv4(47, &[0x10, 0, 0x88, 0xbe, 0, 0, 0, 1, 0x10, 0x05]);
+        let fr = decode_frame(LinkType::RAW, &f, f.len() as u32, &cfg);
+        let FrameKind::Other(OtherKind::Undecodable(u)) = fr.kind else {
+            panic!("{fr:?}")
+        };
+        assert!(u.is_truncation());
+        assert_eq!(u.to_string(), "ERSPAN II header needs 8 bytes, 2 captured");
+        assert_eq!(fr.net.unwrap().src, Address::V4([10, 0, 0, 1]));
+        // ERSPAN III frame type 5.
+        let mut e3 = vec![0x10, 0, 0x22, 0xeb, 0, 0, 0, 1];
+        e3.extend_from_slice(&[0x20, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x14, 0]);
+        let f = ipv4(47, &e3);
+        let fr = decode_frame(LinkType::RAW, &f, f.len() as u32, &cfg);
+        assert!(matches!(
+            fr.kind,
+            FrameKind::Other(OtherKind::Undecodable(Undecodable::Encap(
+                EncapError::ErspanFrameType(5)
+            )))
+        ));
+        // GRE with another protocol is an IP frame, not an error.
+        let f = ipv4(47, &[0, 0, 0x88, 0x0b, 1, 2]);
+        let fr = decode_frame(LinkType::RAW, &f, f.len() as u32, &cfg);
+        assert!(matches!(
+            fr.kind,
+            FrameKind::Other(OtherKind::Ip { protocol: 47 })
+        ));
+        assert!(fr.encap.is_empty());
+    }
+
+    #[test]
+    fn session_is_the_innermost() {
+        let gre = GreInfo {
+            protocol: GRE_ERSPAN_II,
+            checksum: None,
+            key: None,
+            seq: Some(1),
+        };
+        let e2 = Erspan2 {
+            vlan: 0,
+            cos: 0,
+            encap_type: 0,
+            truncated: false,
+            session: 12,
+            index: 0,
+        };
+        let a = Address::V4([1, 1, 1, 1]);
+        let mut e = Encap::default();
+        assert_eq!(e.session(), None);
+        e.push_outer(
+            EncapLayer {
+                src: a,
+                dst: a,
+                kind: EncapKind::Erspan2(gre, e2),
+            },
+            LinkSummary::default(),
+        );
+        e.push_outer(
+            EncapLayer {
+                src: a,
+                dst: a,
+                kind: EncapKind::Vxlan {
+                    src_port: 1,
+                    dst_port: 4789,
+                    flags: 8,
+                    vni: 99,
+                },
+            },
+            LinkSummary::default(),
+        );
+        assert_eq!(
+            e.layers().map(|l| l.kind.name()).collect::<Vec<_>>(),
+            ["vxlan", "erspan2"]
+        );
+        assert_eq!(e.session(), Some(12));
+    }
 }

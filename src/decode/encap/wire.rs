@@ -80,9 +80,10 @@ impl<'a> GreHeader<'a> {
 
     /// Header length in bytes: 4, plus 4 for each of checksum, key and sequence number.
     pub fn header_len(&self) -> usize {
-        4 + 4 * (self.has(Self::FLAG_C) as usize
-            + self.has(Self::FLAG_K) as usize
-            + self.has(Self::FLAG_S) as usize)
+        4 + 4
+            * (self.has(Self::FLAG_C) as usize
+                + self.has(Self::FLAG_K) as usize
+                + self.has(Self::FLAG_S) as usize)
     }
 
     /// The checksum (16 bits), when C is set.
