@@ -91,11 +91,9 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
     };
     let d = &a.display;
     let mut src = LiveSource::open(a.interface(), &opts)?;
+    let mut run = Run::new(d, src.linktype());
     let filter = match &d.filter {
-        Some(f) => {
-            src.set_filter(f)?;
-            f.clone()
-        }
+        Some(f) => src.set_filter_counting_tag_misses(f, run.roce_predicate())?,
         None => src.set_default_filter(&d.roce_ports)?,
     };
     if let Some(path) = &a.write {
@@ -106,7 +104,6 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
     // Live output is flushed whenever the capture has read everything buffered, before it
     // waits: every packet is shown as soon as it is read, yet under load a burst costs one
     // write instead of one per packet.
-    let mut run = Run::new(d, src.linktype());
     let deadline = a
         .duration
         .map(|s| Instant::now() + Duration::from_secs_f64(s));
@@ -165,7 +162,8 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
                 }
             }
             // pcap_breakloop from the signal handler: the loop head sees the signal count.
-            Ok(Next::Stopped) => {}
+            // A frame the user's filter rejected: read on.
+            Ok(Next::Stopped | Next::Skipped) => {}
             Err(e) => {
                 read_err = Some(anyhow::Error::new(e));
                 break Stop::ReadError;
@@ -185,6 +183,11 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
     let stats = src.stats().ok();
 
     report(&run, &src, stats, stop, a.write.as_deref());
+    if let (Some(m), Some(f)) = (src.tag_miss(), &d.filter)
+        && let Some(line) = m.message(f)
+    {
+        eprintln!("{line}");
+    }
     drop(src); // closes the savefile (pcap_dump_close)
 
     if let Some(e) = read_err {

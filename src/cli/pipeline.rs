@@ -12,6 +12,7 @@ use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, OtherKind, decode_
 use crate::output::json::JsonPrinter;
 use crate::output::text::TextPrinter;
 use crate::output::{FrameCtx, Printer};
+use crate::source::tag_miss::IsRoce;
 use crate::source::{FileSource, Record};
 
 /// Whether a decoded frame is shown under the display options.
@@ -84,6 +85,13 @@ impl Run {
             frames: 0,
             roce: 0,
         }
+    }
+
+    /// Whether a frame (data, length on the wire) decodes as RoCE under this run's settings:
+    /// for counting the tagged frames a filter misses ([`crate::source::tag_miss`]).
+    pub fn roce_predicate(&self) -> IsRoce {
+        let (lt, cfg) = (self.linktype, self.cfg.clone());
+        Box::new(move |data, len| decode_frame(lt, data, len, &cfg).roce().is_some())
     }
 
     /// Frames handled so far.
@@ -233,10 +241,11 @@ pub(crate) fn io_outcome(r: io::Result<()>) -> Result<Option<Outcome>> {
 pub fn read_file(path: &str, d: &DisplayArgs) -> Result<Outcome> {
     let shown = if path == "-" { "<stdin>" } else { path };
     let mut src = FileSource::open(path).with_context(|| shown.to_string())?;
+    let mut run = Run::new(d, src.linktype());
     if let Some(f) = &d.filter {
         src.set_filter(f)?;
+        src.count_tag_misses(run.roce_predicate());
     }
-    let mut run = Run::new(d, src.linktype());
     let mut progress = Progress::for_file(path, run.print_packets);
     let mut read_err = None;
     while !run.done() {
@@ -257,6 +266,11 @@ pub fn read_file(path: &str, d: &DisplayArgs) -> Result<Outcome> {
     progress.finish();
     if let Some(o) = io_outcome(run.finish())? {
         return Ok(o);
+    }
+    if let (Some(m), Some(f)) = (src.tag_miss(), &d.filter)
+        && let Some(line) = m.message(f)
+    {
+        eprintln!("{line}");
     }
     if let Some(e) = read_err {
         // Frame numbers in the file, as printed (a filter may have skipped some).

@@ -7,6 +7,8 @@ use std::path::Path;
 
 use pcap::{BpfProgram, Capture, Offline, Precision};
 
+use super::tag_miss::{IsRoce, TagMiss};
+
 use super::{Record, ts_to_ns};
 use crate::decode::LinkType;
 
@@ -41,6 +43,8 @@ pub struct FileSource {
     cap: Capture<Offline>,
     linktype: LinkType,
     filter: Option<BpfProgram>,
+    /// Counts the tagged RoCE frames `filter` rejects ([`FileSource::count_tag_misses`]).
+    tag_miss: Option<TagMiss>,
     number: u64,
     /// Time of the first frame in the file (ns), once read.
     base_ts_ns: Option<u64>,
@@ -103,6 +107,7 @@ impl FileSource {
             cap,
             linktype,
             filter: None,
+            tag_miss: None,
             number: 0,
             base_ts_ns: None,
             buf: Vec::with_capacity(65536),
@@ -123,6 +128,19 @@ impl FileSource {
             .map_err(|e| FileError::Filter(pcap_msg(e)))?;
         self.filter = Some(prog);
         Ok(())
+    }
+
+    /// With a filter on an Ethernet file, count the frames it rejects that it would match
+    /// without their VLAN tags and that `is_roce` accepts ([`TagMiss`]). No-op otherwise.
+    pub fn count_tag_misses(&mut self, is_roce: IsRoce) {
+        if self.filter.is_some() && self.linktype == LinkType::ETHERNET {
+            self.tag_miss = Some(TagMiss::new(is_roce));
+        }
+    }
+
+    /// The tagged-frame counter, when [`FileSource::count_tag_misses`] enabled it.
+    pub fn tag_miss(&self) -> Option<&TagMiss> {
+        self.tag_miss.as_ref()
     }
 
     /// Records read from the file so far, those a filter skipped included: the number of the
@@ -170,7 +188,12 @@ impl FileSource {
                 Ok(p) => {
                     self.number += 1;
                     self.base_ts_ns.get_or_insert(ts_to_ns(&p.header.ts));
-                    if self.filter.as_ref().is_some_and(|f| !f.filter(p.data)) {
+                    if let Some(f) = &self.filter
+                        && !f.filter(p.data)
+                    {
+                        if let Some(m) = &mut self.tag_miss {
+                            m.rejected(f, p.data, p.header.len);
+                        }
                         continue;
                     }
                     self.buf.clear();

@@ -18,8 +18,9 @@ use std::ffi::{CStr, c_char, c_int, c_void};
 use std::fmt::Write as _;
 use std::ptr::NonNull;
 
-use pcap::{Active, BreakLoop, Capture, Device, Savefile};
+use pcap::{Active, BpfProgram, BreakLoop, Capture, Device, Savefile};
 
+use super::tag_miss::{self, IsRoce, TagMiss};
 use super::{Record, ts_to_ns};
 use crate::decode::{LinkType, ROCEV1_ETHERTYPE, ROCEV2_PORT};
 
@@ -180,6 +181,9 @@ pub enum Next<'a> {
     Timeout,
     /// The capture was stopped through a [`BreakLoop`] handle (`pcap_breakloop`).
     Stopped,
+    /// A frame the user's filter rejects was read (and counted, see
+    /// [`LiveSource::set_filter_counting_tag_misses`]): read again.
+    Skipped,
 }
 
 /// libpcap's counters for a live capture (`pcap_stats(3PCAP)`; on Linux `received` counts
@@ -209,6 +213,8 @@ pub struct LiveSource {
     number: u64,
     /// Time of the first captured frame (ns).
     base_ts_ns: Option<u64>,
+    /// The user's filter, applied here, and the tagged RoCE frames it rejected.
+    user_filter: Option<(BpfProgram, TagMiss)>,
 }
 
 impl LiveSource {
@@ -299,6 +305,7 @@ impl LiveSource {
             timeout_ms: opts.timeout_ms,
             number: 0,
             base_ts_ns: None,
+            user_filter: None,
         })
     }
 
@@ -330,6 +337,37 @@ impl LiveSource {
         self.cap
             .filter(expr, true)
             .map_err(|e| LiveError::Filter(pcap_msg(e)))
+    }
+
+    /// Install the user's filter `expr` and count the tagged RoCE frames it misses
+    /// ([`TagMiss`]): on Ethernet the kernel filter also passes tagged frames that `expr`
+    /// matches untagged, and `expr` itself is then applied here; those it rejects are counted
+    /// and never returned nor saved. Elsewhere, or when the wider filter does not compile, just
+    /// `expr`. Returns the kernel filter installed.
+    ///
+    /// # Errors
+    /// [`LiveError::Filter`] with libpcap's message for `expr`.
+    pub fn set_filter_counting_tag_misses(
+        &mut self,
+        expr: &str,
+        is_roce: IsRoce,
+    ) -> Result<String, LiveError> {
+        let prog = self
+            .cap
+            .compile(expr, true)
+            .map_err(|e| LiveError::Filter(pcap_msg(e)))?;
+        let wide = tag_miss::suggest(expr, 2);
+        if self.linktype == LinkType::ETHERNET && self.set_filter(&wide).is_ok() {
+            self.user_filter = Some((prog, TagMiss::new(is_roce)));
+            return Ok(wide);
+        }
+        self.set_filter(expr)?;
+        Ok(expr.to_string())
+    }
+
+    /// The tagged-frame counter, when [`LiveSource::set_filter_counting_tag_misses`] set one.
+    pub fn tag_miss(&self) -> Option<&TagMiss> {
+        self.user_filter.as_ref().map(|(_, m)| m)
     }
 
     /// Install the default RoCE-only filter for this link type (see [`default_filter`]) and
@@ -407,6 +445,12 @@ impl LiveSource {
     pub fn next_frame(&mut self) -> Result<Next<'_>, LiveError> {
         match self.cap.next_packet() {
             Ok(p) => {
+                if let Some((prog, miss)) = &mut self.user_filter
+                    && !prog.filter(p.data)
+                {
+                    miss.rejected(prog, p.data, p.header.len);
+                    return Ok(Next::Skipped);
+                }
                 if let Some(sf) = &mut self.savefile {
                     sf.write(&p);
                 }
