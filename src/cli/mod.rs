@@ -3,8 +3,10 @@
 
 pub mod assets;
 pub mod capture;
+pub mod capture_loop;
 pub mod pipeline;
 pub mod progress;
+pub mod sniff;
 
 use clap::{Args, Parser, Subcommand};
 

@@ -40,12 +40,15 @@ pub const DEFAULT_TIMEOUT_MS: i32 = 100;
 pub const OFFLOAD_NOTE: &str = "\
 Capturing RoCE that the NIC offloads:
   * NVIDIA/Mellanox ConnectX: RoCE bypasses the kernel, so a capture on the netdev (eth0, ens1f0)
-    sees nothing of it. Capture on the RDMA device instead: libpcap's RDMA sniffer lists
-    interfaces named like mlx5_0 (capture mlx5_0) when libpcap is built with RDMA support
-    (--enable-rdma, libpcap >= 1.9; Debian's libpcap is built without it). Other ways: NVIDIA's
-    tcpdump-rdma container, or ibdump (ibdump -d mlx5_0 -w out.pcap, then
-    roce-inspect read out.pcap). The sniffer needs CAP_NET_RAW and slows offloaded traffic.
-  * Other RDMA NICs (e.g. Intel E810 irdma): mirror the switch port and capture on the mirror.
+    sees nothing of it. Capture on the RDMA device instead: roce-inspect capture mlx5_0[:PORT]
+    uses libpcap's RDMA sniffer when libpcap offers the device (built with --enable-rdma;
+    Debian's and Ubuntu's libpcap are not), and otherwise its own verbs sniffer (a raw packet
+    QP with a sniffer flow rule, as libpcap does; needs CAP_NET_RAW). Either way the NIC copies
+    every packet of the port to host memory, which slows the offloaded traffic. Other ways:
+    NVIDIA's tcpdump-rdma container, or ibdump (ibdump -d mlx5_0 -w out.pcap, then
+    roce-inspect read out.pcap).
+  * Other RDMA NICs (e.g. Intel E810 irdma): mirror the switch port (ERSPAN, GRE or VXLAN; the
+    tunnels are decoded) and capture on the mirror.
   * Soft-RoCE (rxe) builds real UDP packets in the kernel: capture on its netdev
     (roce-inspect capture eth0). Traffic between two GIDs of the same rxe device never reaches
     the netdev.";
