@@ -201,7 +201,7 @@ fn expected_from_ours(v: &Value) -> Vec<String> {
     let layer = &v["encap"][0];
     let t = layer["type"].as_str().unwrap();
     let u = |x: &Value| x.as_u64().map(|n| n.to_string()).unwrap_or_default();
-    let is_erspan = t.starts_with("erspan");
+    let is_erspan = t == "erspan2" || t == "erspan3";
     let e3 = t == "erspan3";
     let f = |k: &str| {
         if is_erspan {
@@ -384,6 +384,8 @@ fn cases() -> Vec<(&'static str, Tunnel, Carrier, Option<u16>)> {
             v6,
             None,
         ),
+        ("erspan1_v4_tagged", Tunnel::Erspan1, v4t, Some(11)),
+        ("gre_ip_v6_key", Tunnel::GreIp { key: Some(77) }, v6, None),
     ]
 }
 

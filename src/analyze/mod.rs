@@ -466,7 +466,11 @@ impl Analyzer {
         for &j in c {
             let j = j as usize;
             let g = &self.flows[j];
-            if j == i || g.peer.is_some() || g.req_psn.first.is_none() {
+            if j == i
+                || g.peer.is_some()
+                || g.req_psn.first.is_none()
+                || g.key.session != self.flows[i].key.session
+            {
                 continue;
             }
             let d = psn_diff(psn, g.req_psn.expected);

@@ -42,6 +42,13 @@ pub enum Tunnel {
         /// Platform subheader (platform ID, second word), sets O.
         platform: Option<(u8, u32)>,
     },
+    /// ERSPAN type I: GRE 0x88BE without sequence number, the Ethernet frame right after.
+    Erspan1,
+    /// IP-in-GRE (protocol 0x0800): the inner frame without its Ethernet header.
+    GreIp {
+        /// Key.
+        key: Option<u32>,
+    },
     /// GRE protocol 0x6558 with the optional checksum, key and sequence number.
     Teb {
         /// Add a checksum.
@@ -156,6 +163,16 @@ fn tunnel(t: &Tunnel, seq: u32, inner: &[u8]) -> (u8, Vec<u8>) {
             }
             h.extend_from_slice(inner);
             (47, gre(0x22eb, false, None, Some(seq), &h))
+        }
+        Tunnel::Erspan1 => (47, gre(0x88be, false, None, None, inner)),
+        Tunnel::GreIp { key } => {
+            // Drop the inner Ethernet header (and its tag, if any).
+            let off = if inner[12..14] == [0x81, 0x00] {
+                18
+            } else {
+                14
+            };
+            (47, gre(0x0800, false, key, Some(seq), &inner[off..]))
         }
         Tunnel::Teb {
             checksum,
