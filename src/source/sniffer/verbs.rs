@@ -251,6 +251,7 @@ pub struct RdmaSniffer {
     number: u64,
     base_ts_ns: Option<u64>,
     drops_at_open: Option<u64>,
+    snaplen: u32,
 }
 
 impl RdmaSniffer {
@@ -298,6 +299,7 @@ impl RdmaSniffer {
             number: 0,
             base_ts_ns: None,
             drops_at_open: sysfs::counter(root, dev, port, DROP_COUNTER),
+            snaplen: snaplen.clamp(1, SLOT_SIZE as u32),
         };
         for i in 0..DEFAULT_SLOTS {
             s.post(i)?;
@@ -315,9 +317,9 @@ impl RdmaSniffer {
         self.linktype
     }
 
-    /// Snap length, bytes.
+    /// Snap length, bytes: the one asked for, at most a receive buffer ([`SLOT_SIZE`]).
     pub fn snaplen(&self) -> u32 {
-        SLOT_SIZE as u32
+        self.snaplen
     }
 
     /// Keep only frames matching `prog` (applied here: the sniffer receives every packet of
