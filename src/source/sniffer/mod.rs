@@ -12,6 +12,7 @@
 //! The pure parts (device names, the receive ring, sysfs, error classification) are always
 //! built and unit-tested; the verbs calls ([`verbs`]) need the `verbs` feature.
 
+pub mod deliver;
 pub mod ring;
 pub mod sysfs;
 #[cfg(feature = "verbs")]

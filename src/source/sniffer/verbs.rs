@@ -11,7 +11,7 @@ use std::ffi::CStr;
 use std::io;
 use std::ptr::{self, NonNull};
 
-use pcap::{BpfProgram, Capture, Dead, Linktype, Packet, PacketHeader, Precision, Savefile};
+use pcap::BpfProgram;
 use rdma_sys::{
     ___ibv_query_port, ibv_access_flags, ibv_ack_cq_events, ibv_alloc_pd, ibv_close_device,
     ibv_comp_channel, ibv_context, ibv_cq, ibv_create_comp_channel, ibv_create_cq, ibv_create_flow,
@@ -23,10 +23,10 @@ use rdma_sys::{
     ibv_recv_wr, ibv_reg_mr, ibv_req_notify_cq, ibv_sge, ibv_wc,
 };
 
+use super::deliver::Delivery;
 use super::ring::{Completion, Outcome, Ring};
 use super::{DEFAULT_SLOTS, DROP_COUNTER, SLOT_SIZE, SnifferError, flow_error, qp_error, sysfs};
 use crate::decode::LinkType;
-use crate::source::Record;
 use crate::source::live::Next;
 use crate::source::tag_miss::{IsRoce, TagMiss};
 
@@ -246,10 +246,7 @@ pub struct RdmaSniffer {
     lkey: u32,
     /// One completion polled while arming the CQ in [`RdmaSniffer::wait`].
     stash: Option<Completion>,
-    filter: Option<(BpfProgram, Option<TagMiss>)>,
-    savefile: Option<(Savefile, Capture<Dead>)>,
-    number: u64,
-    base_ts_ns: Option<u64>,
+    delivery: Delivery,
     drops_at_open: Option<u64>,
     snaplen: u32,
 }
@@ -294,10 +291,7 @@ impl RdmaSniffer {
             ring: Ring::new(DEFAULT_SLOTS, SLOT_SIZE, snaplen),
             lkey,
             stash: None,
-            filter: None,
-            savefile: None,
-            number: 0,
-            base_ts_ns: None,
+            delivery: Delivery::default(),
             drops_at_open: sysfs::counter(root, dev, port, DROP_COUNTER),
             snaplen: snaplen.clamp(1, SLOT_SIZE as u32),
         };
@@ -323,14 +317,14 @@ impl RdmaSniffer {
     }
 
     /// Keep only frames matching `prog` (applied here: the sniffer receives every packet of
-    /// the port); `tag_miss` counts the tagged RoCE frames a user's filter rejects.
+    /// the port); `is_roce` counts the tagged RoCE frames a user's filter rejects.
     pub fn set_filter(&mut self, prog: BpfProgram, is_roce: Option<IsRoce>) {
-        self.filter = Some((prog, is_roce.map(TagMiss::new)));
+        self.delivery.set_filter(prog, is_roce);
     }
 
     /// The tagged-frame counter of a user filter.
     pub fn tag_miss(&self) -> Option<&TagMiss> {
-        self.filter.as_ref().and_then(|(_, m)| m.as_ref())
+        self.delivery.tag_miss()
     }
 
     /// Write every frame returned from now on to a pcap savefile (ns timestamps).
@@ -338,11 +332,7 @@ impl RdmaSniffer {
     /// # Errors
     /// libpcap's message when the file cannot be created.
     pub fn save_to(&mut self, path: &str) -> Result<(), String> {
-        let dead = Capture::dead_with_precision(Linktype(self.linktype.0 as i32), Precision::Nano)
-            .map_err(|e| e.to_string())?;
-        let sf = dead.savefile(path).map_err(|e| e.to_string())?;
-        self.savefile = Some((sf, dead));
-        Ok(())
+        self.delivery.save_to(path, self.linktype)
     }
 
     /// Flush the savefile.
@@ -350,10 +340,7 @@ impl RdmaSniffer {
     /// # Errors
     /// The OS error.
     pub fn flush_savefile(&mut self) -> Result<(), String> {
-        match &mut self.savefile {
-            Some((sf, _)) => sf.flush().map_err(|e| e.to_string()),
-            None => Ok(()),
-        }
+        self.delivery.flush()
     }
 
     fn post(&mut self, slot: usize) -> Result<(), SnifferError> {
@@ -427,37 +414,13 @@ impl RdmaSniffer {
             };
             let off = self.ring.offset(r.slot);
             let data = &self.mem[off..off + r.caplen as usize];
-            if let Some((prog, miss)) = &mut self.filter
-                && !prog.filter(data)
-            {
-                if let Some(m) = miss {
-                    m.rejected(prog, data, r.len);
-                }
-                return Ok(Next::Skipped);
-            }
             let ts_ns = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as u64);
-            if let Some((sf, _)) = &mut self.savefile {
-                let header = PacketHeader {
-                    ts: libc::timeval {
-                        tv_sec: (ts_ns / 1_000_000_000) as libc::time_t,
-                        tv_usec: (ts_ns % 1_000_000_000) as libc::suseconds_t,
-                    },
-                    caplen: r.caplen,
-                    len: r.len,
-                };
-                sf.write(&Packet::new(&header, data));
-            }
-            self.number += 1;
-            return Ok(Next::Record(Record {
-                number: self.number,
-                ts_ns,
-                base_ts_ns: *self.base_ts_ns.get_or_insert(ts_ns),
-                caplen: r.caplen,
-                len: r.len,
-                data,
-            }));
+            return Ok(match self.delivery.accept(data, r, ts_ns) {
+                Some(rec) => Next::Record(rec),
+                None => Next::Skipped,
+            });
         }
     }
 
