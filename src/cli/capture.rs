@@ -75,6 +75,12 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
         Err(LiveError::NoSuchDevice { .. }) if super::sniff::is_rdma_device(a.interface()) => {
             return super::sniff::capture(a, live_out);
         }
+        Err(e @ LiveError::NoSuchDevice { .. }) => {
+            return Err(anyhow::anyhow!(
+                "{e}; RDMA devices: {}",
+                super::sniff::rdma_names()
+            ));
+        }
         Err(e) => return Err(e.into()),
     };
     let mut run = Run::new(d, src.linktype());

@@ -46,6 +46,19 @@ pub fn write_rdma_list(
     Ok(())
 }
 
+/// The RDMA devices the kernel lists, comma-separated, or `none`.
+pub fn rdma_names() -> String {
+    let names: Vec<String> = sysfs::devices(Path::new(sysfs::SYSFS_ROOT))
+        .into_iter()
+        .map(|d| d.name)
+        .collect();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
 /// Whether `spec` (`DEVICE[:PORT]`) names an RDMA device the kernel lists.
 pub fn is_rdma_device(spec: &str) -> bool {
     let dev = spec.split(':').next().unwrap_or(spec);
