@@ -472,6 +472,19 @@ fn truncated_copies_analyse_like_a_snap_length_cut() {
     let first = text.lines().next().unwrap();
     assert!(first.contains("[TRUNCATED]"), "{first}");
     assert!(first.contains("[mirrored erspan2 session 2 T]"), "{first}");
+    // The same cut copies with the T bit clear: the switch says they are whole, so length
+    // fields claiming more are malformed, not truncated.
+    let whole = Tunnel::Erspan2 {
+        session: 2,
+        vlan: 0,
+        cos: 0,
+        truncated: false,
+        index: 1,
+    };
+    let lying = write(d.path(), "lying.pcap", &wrapped(&cut, &whole, &c));
+    let s: Value = serde_json::from_str(&ours(&["read", &lying, "--summary", "--json"])).unwrap();
+    assert_eq!(s["frames"]["malformed"], long);
+    assert_eq!(s["frames"]["truncated"], 0);
 }
 
 /// One job mirrored from two ports (sessions 1 and 2, every packet seen twice): by default the
