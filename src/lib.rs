@@ -10,3 +10,4 @@ pub mod decode;
 pub mod generate;
 pub mod output;
 pub mod source;
+pub mod synth;
