@@ -1,9 +1,10 @@
 //! Hand-built mirror tunnels around the RoCEv2 frames of [`super::frames`]: ERSPAN type II and
 //! III (draft-foschiano-erspan-03 §4), GRE transparent Ethernet bridging (RFC 2784 / 2890) and
-//! VXLAN (RFC 7348), over IPv4 or IPv6 and Ethernet with or without an 802.1Q tag, plus a
-//! nanosecond pcap writer. Written from the specifications' layouts, independently of the
-//! decoder.
+//! VXLAN (RFC 7348), over IPv4 or IPv6 and Ethernet with or without an 802.1Q tag, written from
+//! the specifications' layouts, independently of the decoder; and the records as a pcap file.
 #![allow(dead_code)]
+
+use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, Record, pcap_bytes};
 
 use super::frames::ip_checksum;
 
@@ -230,21 +231,15 @@ pub fn wrap(inner: &[u8], t: &Tunnel, c: &Carrier, seq: u32) -> Vec<u8> {
 /// One pcap record: time (ns), captured bytes, length on the wire.
 pub type Rec = (u64, Vec<u8>, u32);
 
-/// A nanosecond pcap (magic 0xa1b23c4d, LINKTYPE_ETHERNET) of `recs`.
+/// A nanosecond pcap (LINKTYPE_ETHERNET) of `recs`, written by the project's capture writer.
 pub fn pcap(recs: &[Rec]) -> Vec<u8> {
-    let mut b = Vec::new();
-    b.extend_from_slice(&0xa1b2_3c4du32.to_le_bytes());
-    b.extend_from_slice(&2u16.to_le_bytes());
-    b.extend_from_slice(&4u16.to_le_bytes());
-    b.extend_from_slice(&[0; 8]);
-    b.extend_from_slice(&65535u32.to_le_bytes());
-    b.extend_from_slice(&1u32.to_le_bytes());
-    for (ts, data, len) in recs {
-        b.extend_from_slice(&((ts / 1_000_000_000) as u32).to_le_bytes());
-        b.extend_from_slice(&((ts % 1_000_000_000) as u32).to_le_bytes());
-        b.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        b.extend_from_slice(&len.to_le_bytes());
-        b.extend_from_slice(data);
-    }
-    b
+    let records: Vec<Record> = recs
+        .iter()
+        .map(|(ts_ns, data, orig_len)| Record {
+            ts_ns: *ts_ns,
+            data: data.clone(),
+            orig_len: *orig_len,
+        })
+        .collect();
+    pcap_bytes(LINKTYPE_ETHERNET, 65535, &records)
 }
