@@ -761,3 +761,31 @@ mod properties {
         }
     }
 }
+
+/// Every key of a mirrored frame's JSON (top level and `encap` elements, every tunnel type) is
+/// documented in README's JSON section.
+#[test]
+fn encap_json_keys_are_documented() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme.find("## JSON output (per packet)").unwrap();
+    let doc = &readme[start..];
+    let d = tempfile::tempdir().unwrap();
+    let mut keys = std::collections::BTreeSet::new();
+    for (name, t, c, inner_vlan) in cases() {
+        let frames = inner_frames(inner_vlan);
+        let path = write(d.path(), &format!("{name}.pcap"), &wrapped(&frames, &t, &c));
+        for v in json_lines(&path) {
+            keys.extend(v.as_object().unwrap().keys().cloned());
+            for layer in v["encap"].as_array().unwrap() {
+                keys.extend(layer.as_object().unwrap().keys().cloned());
+            }
+        }
+    }
+    assert!(keys.contains("encap") && keys.contains("timestamp_upper"));
+    let missing: Vec<&String> = keys
+        .iter()
+        .filter(|k| !doc.contains(&format!("`{k}`")))
+        .collect();
+    assert!(missing.is_empty(), "undocumented JSON keys: {missing:?}");
+}
