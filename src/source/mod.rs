@@ -3,6 +3,7 @@
 
 pub mod file;
 pub mod live;
+pub mod mapped;
 
 pub use file::FileSource;
 pub use live::LiveSource;
