@@ -109,6 +109,14 @@ fn built_capture_counts_only_tagged_roce_the_filter_misses() {
         err.contains("4 tagged RoCE frames were not matched"),
         "{err}"
     );
+    // libpcap's reader (instead of the mapped file) counts the same.
+    let libpcap = Command::new(BIN)
+        .args(["read", p, "-f", "udp port 4791"])
+        .env("ROCE_INSPECT_READER", "libpcap")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&libpcap.stderr), err);
+    assert_eq!(String::from_utf8_lossy(&libpcap.stdout), out);
     // Two tags seen: the suggestion nests a second `vlan`.
     let want = "udp port 4791 or (vlan and (udp port 4791 or (vlan and udp port 4791)))";
     assert!(err.trim_end().ends_with(&format!("-f '{want}'")), "{err}");

@@ -3,6 +3,7 @@
 
 pub mod file;
 pub mod live;
+pub mod mapped;
 pub mod sniffer;
 pub mod tag_miss;
 
