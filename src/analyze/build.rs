@@ -1,9 +1,10 @@
 //! Turning the analyzer's state into a [`Report`] at the end of the capture.
 
-use super::Analyzer;
 use super::flow::Flow;
+use super::message::MessageStatus;
 use super::report::*;
 use super::stats::Samples;
+use super::{Analyzer, outcome, two_mut};
 use std::collections::BTreeMap;
 
 fn transport_name(flows: &[Flow], f: &Flow) -> String {
@@ -35,34 +36,57 @@ fn psn_report(f: &Flow) -> PsnReport {
     PsnReport {
         first: t.first,
         last: t.first.map(|_| t.last),
-        gap_events: f.req_psn.gap_events + f.resp_psn.gap_events,
-        missing: f.req_psn.missing + f.resp_psn.missing,
+        gap_events: f.req_psn.gap_events + f.resp_psn.gap_events + f.ud_unseen.0,
+        missing: f.req_psn.missing + f.resp_psn.missing + f.ud_unseen.1,
         retransmitted: f.req_psn.retransmitted + f.resp_psn.retransmitted,
+        duplicates: f.ud_duplicates,
     }
 }
 
-fn cb((count, bytes): (u64, u64)) -> CountBytes {
-    CountBytes { count, bytes }
+/// Close what is still open at the end of the capture: rate windows, messages being
+/// assembled, requests waiting for a response; then give every gap its verdict.
+fn close(a: &mut Analyzer) {
+    let window = a.cfg.rate_window_ns;
+    for i in 0..a.flows.len() {
+        let f = &mut a.flows[i];
+        f.cong.rate.finish(window);
+        f.incomplete += f.req_asm.abandoned;
+        if let Some(mut m) = f.req_asm.open.take()
+            && !m.complete
+        {
+            f.incomplete += 1;
+            m.status = MessageStatus::Incomplete;
+            a.sink.message(m);
+        }
+        match f.peer.map(|j| j as usize) {
+            Some(j) => {
+                let (g, f) = two_mut(&mut a.flows, i, j);
+                outcome::finish(f, j, g, &mut a.sink);
+            }
+            None => outcome::finish_alone(&mut a.flows[i], i, &mut a.sink),
+        }
+    }
+    for g in &mut a.sink.gaps {
+        g.verdict = verdict(g);
+    }
+}
+
+/// A gap's verdict from its story (see [`GapReport::verdict`]).
+fn verdict(g: &GapReport) -> &'static str {
+    if g.space == "ud" {
+        return "ud_unseen";
+    }
+    match (g.retransmission.map(|r| r.trigger), g.nak, g.ack_frame) {
+        (Some("timeout"), _, _) => "timeout_retransmitted",
+        (Some(_), _, _) => "nak_retransmitted",
+        (None, None, Some(_)) => "capture_loss",
+        _ => "unresolved",
+    }
 }
 
 pub(super) fn build(mut a: Analyzer) -> Report {
     let window = a.cfg.rate_window_ns;
-    // Close open windows and messages.
-    for f in &mut a.flows {
-        f.cong.rate.finish(window);
-        for asm in [&mut f.req_asm, &mut f.resp_asm] {
-            f.incomplete += asm.abandoned;
-            if let Some(m) = asm.open.take() {
-                // READ requests and other PSN-only pieces are never "open" messages.
-                if !m.complete {
-                    f.incomplete += 1;
-                    if a.cfg.keep_messages {
-                        a.messages.push(m);
-                    }
-                }
-            }
-        }
-    }
+    close(&mut a);
     let flows = &a.flows;
     // Connections: one per pair, numbered by the lower flow index.
     let mut conn_of = vec![None; flows.len()];
@@ -108,6 +132,7 @@ pub(super) fn build(mut a: Analyzer) -> Report {
                 cnps: c.cong.cnps,
                 ce_to_cnp_ns: d.cong.ce_to_cnp.stat(),
                 cnp_interarrival_ns: c.cong.cnp_gap.stat(),
+                cnps_with_nak: d.cong.cnps_with_nak,
                 rate_window_ns: window,
                 rate_before_gbps_median: r.before_mbps.stat().map(|s| s.median as f64 / 1000.0),
                 rate_after_gbps_median: r.after_mbps.stat().map(|s| s.median as f64 / 1000.0),
@@ -166,12 +191,25 @@ pub(super) fn build(mut a: Analyzer) -> Report {
                 rnr_naks: f.rnr_naks,
                 psn: psn_report(f),
                 messages: MessageCounts {
-                    send: cb(f.msgs[0]),
-                    write: cb(f.msgs[1]),
-                    read: cb(f.msgs[2]),
-                    atomic: cb(f.msgs[3]),
+                    send: f.msgs[0],
+                    write: f.msgs[1],
+                    read: f.msgs[2],
+                    atomic: f.msgs[3],
+                    flush: f.msgs[4],
+                    atomic_write: f.msgs[5],
                 },
                 incomplete_messages: f.incomplete,
+                responses: ResponseCounts {
+                    unmatched: f.responses_unmatched,
+                    duplicate: f.responses_duplicate,
+                },
+                qp_error: f.error.map(|e| QpErrorReport {
+                    frame: e.frame,
+                    psn: e.psn,
+                    status: e.status.name(),
+                    later_packets: f.after_error,
+                }),
+                priority: f.prio.report(),
                 dma_len_mismatches: f.dma_len_mismatches,
                 ecn: EcnCounts {
                     not_ect: f.cong.ecn[0],
@@ -187,6 +225,8 @@ pub(super) fn build(mut a: Analyzer) -> Report {
                     nak_retransmissions: f.nak_retransmissions,
                     rnr_retransmissions: f.rnr_retransmissions,
                     timeouts: f.timeouts,
+                    read_reissues: f.read_reissues,
+                    unexplained_naks: f.unexplained_naks,
                     nak_delay_ns: f.nak_delay.stat(),
                     retx_delay_ns: f.retx_delay.stat(),
                     timeout_delay_ns: f.timeout_delay.stat(),
@@ -223,7 +263,8 @@ pub(super) fn build(mut a: Analyzer) -> Report {
         pmtu,
         flows: flow_reports,
         connections,
-        gaps: a.gaps,
-        messages: a.cfg.keep_messages.then_some(a.messages),
+        gaps: a.sink.gaps,
+        unexplained_naks: a.sink.unexplained,
+        messages: a.cfg.keep_messages.then_some(a.sink.messages),
     }
 }

@@ -1,0 +1,67 @@
+//! Cross-connection work: the flow table and its limit (`AnalyzeConfig::max_flows`), with the
+//! count of distinct flows dropped past it.
+
+use super::Analyzer;
+use super::flow::{Flow, FlowKey, PairedBy};
+
+/// Most dropped flow keys remembered for `frames.flows_dropped` (about 1.2 MB at most).
+pub(super) const MAX_DROPPED_KEYS: usize = 65_536;
+
+/// A 64-bit SipHash digest of a flow key: distinct keys collide with probability ~2^-64 per
+/// pair, negligible against the 65 536 remembered.
+fn key_digest(key: &FlowKey) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h =
+        std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+            .build_hasher();
+    key.src.hash(&mut h);
+    key.dst.hash(&mut h);
+    key.dest_qp.hash(&mut h);
+    h.finish()
+}
+
+impl Analyzer {
+    /// The index of `key`'s flow, created when new; `None` (counted as untracked) when the
+    /// table is full.
+    pub(super) fn flow_index(&mut self, key: FlowKey, ts: u64, frame: u64) -> Option<usize> {
+        if let Some(&i) = self.index.get(&key) {
+            return Some(i as usize);
+        }
+        if self.flows.len() >= self.cfg.max_flows {
+            self.frames.untracked += 1;
+            let d = key_digest(&key);
+            if self.dropped.len() < MAX_DROPPED_KEYS {
+                if self.dropped.insert(d) {
+                    self.frames.flows_dropped += 1;
+                }
+            } else if !self.dropped.contains(&d) {
+                // Cannot tell a new flow from one already dropped past the cap.
+                self.frames.flows_dropped_exact = false;
+            }
+            return None;
+        }
+        Some(self.new_flow(key, ts, frame))
+    }
+
+    fn new_flow(&mut self, key: FlowKey, ts: u64, frame: u64) -> usize {
+        let i = self.flows.len();
+        self.flows.push(Flow::new(key, ts, frame));
+        self.index.insert(key, i as u32);
+        self.hosts
+            .entry((key.src, key.dst))
+            .or_default()
+            .push(i as u32);
+        self.unpaired
+            .entry((key.src, key.dst))
+            .or_default()
+            .all
+            .insert(i);
+        if let Some(peer) = self.cm_pairs.get(&key)
+            && let Some(&j) = self.index.get(peer)
+            && self.flows[j as usize].peer.is_none()
+        {
+            self.pair(i, j as usize, PairedBy::Cm);
+        }
+        i
+    }
+}
