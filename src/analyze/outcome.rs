@@ -167,9 +167,9 @@ fn unmatched(f: &mut Flow, g: Option<&Flow>, psn: u32) {
     // Inside the PSNs the requester sent in the capture: an answer to a duplicate request.
     // Elsewhere: its request is not in the capture.
     let sent = g.is_some_and(|g| {
-        g.req_psn.first.is_some_and(|first| {
-            psn_diff(psn, first) >= 0 && psn_diff(psn, g.req_psn.expected) < 0
-        })
+        g.req_psn
+            .first
+            .is_some_and(|first| psn_diff(psn, first) >= 0 && psn_diff(psn, g.req_psn.expected) < 0)
     });
     if !sent {
         f.responses_unmatched += 1;
