@@ -171,13 +171,24 @@ fn pmtu_slot(len: u32) -> Option<usize> {
     }
 }
 
-/// Whether every extended header `p`'s opcode implies was captured.
-fn headers_complete(p: &RocePacket<'_>) -> bool {
+/// Whether the headers the analysis needs were captured: the BTH, the AETH of an ACK / NAK /
+/// response, the DETH of a UD packet (its sender), the RETH of a READ request (its PSN
+/// reservation). Other extended headers (a WRITE's RETH, ImmDt, AtomicETH, FETH, a CNP's
+/// reserved bytes) only fill in
+/// message details, so a frame cut inside them is still analysed.
+fn needed_headers(p: &RocePacket<'_>, op: Operation) -> bool {
     let Some(bth) = p.bth else { return false };
     let Some(layout) = bth.opcode.layout() else {
         return true;
     };
-    layout.headers.iter().all(|k| has_header(&p.ext, *k))
+    layout.headers.iter().all(|k| {
+        let needed = match k {
+            ExtKind::Aeth | ExtKind::Deth => true,
+            ExtKind::Reth => op == Operation::ReadRequest,
+            _ => false,
+        };
+        !needed || has_header(&p.ext, *k)
+    })
 }
 
 fn has_header(e: &ExtHeaders, k: ExtKind) -> bool {
@@ -315,7 +326,7 @@ impl Analyzer {
             return;
         }
         let Some(op) = op else { return };
-        if p.truncated && !headers_complete(p) {
+        if p.truncated && !needed_headers(p, op) {
             self.frames.headers_cut += 1;
             return;
         }

@@ -47,10 +47,12 @@ pub struct FrameCounts {
     pub malformed: u64,
     /// RoCE frames cut by the snap length.
     pub truncated: u64,
-    /// Truncated RoCE frames cut before the end of their transport headers (BTH and the
-    /// extended headers the opcode implies): their PSN, message and response bookkeeping is
-    /// missing, and the report's warnings name the counters this leaves uncertain. Frames cut
-    /// only in their payload are analysed from the length fields as if whole.
+    /// Truncated RoCE frames cut before the end of the transport headers the analysis needs
+    /// (BTH; the AETH of ACKs, NAKs and responses; the DETH of UD; the RETH of a READ
+    /// request): counted per flow, but their PSN, message and response bookkeeping is missing,
+    /// and the report's warnings name the counters this leaves uncertain. Frames cut only in
+    /// their payload (or in a WRITE's RETH, ImmDt, AtomicETH, FETH) are analysed from the
+    /// length fields as if whole.
     pub headers_cut: u64,
     /// Packets to QP0 (subnet management, permissive LIDs): counted, not PSN-tracked, since
     /// SMPs from different managers share one destination QP (IBTA Vol 1 ch. 14).
