@@ -8,7 +8,7 @@
 
 use super::congestion::Congestion;
 use super::message::{Assembler, MessageKind, MessageStatus};
-use super::outcome::{Awaiting, Outstanding, QpError};
+use super::outcome::{AwaitQueue, Outstanding, QpError};
 use super::priority::Priority;
 use super::psn::PsnTracker;
 use super::report::CountBytes;
@@ -162,7 +162,7 @@ pub struct Flow {
     /// Messages by kind ([`MessageKind::index`]): executed count and bytes, refused count.
     pub msgs: [CountBytes; MessageKind::COUNT],
     /// Completed SEND/WRITE messages whose ACK or NAK has not been seen.
-    pub awaiting: VecDeque<Awaiting>,
+    pub awaiting: AwaitQueue,
     /// Requests awaiting their response: READ, atomic, FLUSH, ATOMIC WRITE.
     pub outstanding: VecDeque<Outstanding>,
     /// The fatal NAK that put this QP pair in the error state.
@@ -276,7 +276,7 @@ impl Flow {
             resp_psn: PsnTracker::default(),
             req_asm: Assembler::default(),
             msgs: [CountBytes::default(); MessageKind::COUNT],
-            awaiting: VecDeque::new(),
+            awaiting: AwaitQueue::default(),
             outstanding: VecDeque::new(),
             error: None,
             after_error: 0,

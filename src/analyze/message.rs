@@ -361,7 +361,15 @@ impl Assembler {
 
     /// Take the completed message out (after `Accept::Completed`), fixing its derived fields.
     pub fn take(&mut self) -> Option<Message> {
-        let mut m = self.open.take()?;
+        self.finished().copied()?;
+        self.open.take()
+    }
+
+    /// The completed message (after `Accept::Completed`) with its derived fields fixed, left
+    /// in place (complete, so the next message replaces it without counting it abandoned):
+    /// no copy on the per-message path.
+    pub fn finished(&mut self) -> Option<&Message> {
+        let m = self.open.as_mut().filter(|m| m.complete)?;
         if let Some(r) = m.reth {
             m.dma_len_mismatch = !matches!(m.kind, MessageKind::Atomic | MessageKind::Flush)
                 && u64::from(r.dma_len) != m.bytes;

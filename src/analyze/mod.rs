@@ -124,6 +124,8 @@ pub struct Analyzer {
     icrc: report::IcrcCounts,
     flows: Vec<Flow>,
     index: HashMap<FlowKey, u32, FxBuild>,
+    /// Flow of the previous RoCE packet.
+    last_flow: Option<u32>,
     /// (src, dst) → flows with that source and destination.
     hosts: HashMap<(Address, Address), Vec<u32>, FxBuild>,
     /// FIRST/MIDDLE payload sizes seen: 256, 512, 1024, 2048, 4096.
@@ -219,6 +221,7 @@ impl Analyzer {
             icrc: Default::default(),
             flows: Vec::new(),
             index: HashMap::default(),
+            last_flow: None,
             hosts: HashMap::default(),
             pmtu_seen: [0; 5],
             max_first_middle: 0,

@@ -23,6 +23,7 @@ use super::message::{Message, MessageKind, MessageStatus};
 use super::psn::{psn_add, psn_diff, psn_distance};
 use super::report::Retransmission;
 use crate::decode::Position;
+use std::collections::VecDeque;
 
 /// A completed SEND/WRITE message waiting for the ACK or NAK that covers it.
 #[derive(Clone, Copy, Debug)]
@@ -37,6 +38,49 @@ pub struct Awaiting {
     pub bytes: u64,
     /// Index in the kept message list, when messages are kept.
     pub msg: Option<usize>,
+}
+
+/// Completed SEND/WRITE messages awaiting their verdict, oldest first, at most
+/// [`MAX_AWAITING`]. The newest is kept apart, so that the common exchange — a message, then
+/// the ACK that covers it — touches no queue.
+#[derive(Clone, Debug, Default)]
+pub struct AwaitQueue {
+    older: VecDeque<Awaiting>,
+    newest: Option<Awaiting>,
+}
+
+impl AwaitQueue {
+    /// Add the newest message.
+    #[inline]
+    pub fn push(&mut self, a: Awaiting) {
+        if let Some(n) = self.newest.replace(a) {
+            if self.older.len() >= MAX_AWAITING {
+                self.older.pop_front();
+            }
+            self.older.push_back(n);
+        }
+    }
+
+    /// Drop the messages `done` says are settled, oldest first, up to the first that is not.
+    #[inline]
+    pub fn settle(&mut self, done: impl Fn(&Awaiting) -> bool) {
+        while let Some(a) = self.older.front() {
+            if !done(a) {
+                return;
+            }
+            self.older.pop_front();
+        }
+        if self.newest.as_ref().is_some_and(done) {
+            self.newest = None;
+        }
+    }
+
+    /// Take every message out, oldest first.
+    pub fn take_all(&mut self) -> impl Iterator<Item = Awaiting> + use<> {
+        std::mem::take(&mut self.older)
+            .into_iter()
+            .chain(self.newest.take())
+    }
 }
 
 /// A request waiting for its response.
@@ -92,30 +136,36 @@ pub struct Response {
     pub gap: Option<usize>,
 }
 
-/// Count message `m` with `status` in flow `f` and keep it.
-fn emit(f: &mut Flow, sink: &mut Sink, mut m: Message, status: MessageStatus) -> Option<usize> {
-    m.status = status;
+/// Count message `m` with `status` in flow `f` and keep a copy when messages are kept (no
+/// copy otherwise: this runs once per message).
+fn emit(f: &mut Flow, sink: &mut Sink, m: &Message, status: MessageStatus) -> Option<usize> {
     if status == MessageStatus::Ok && m.complete && m.dma_len_mismatch {
         f.dma_len_mismatches += 1;
     }
     f.count_message(m.kind, m.bytes, status);
+    if !sink.keep_messages {
+        return None;
+    }
+    let mut m = *m;
+    m.status = status;
     sink.message(m)
 }
 
 /// SEND or WRITE message `m` completed in requester flow `f`: executed unless a NAK refuses it.
-pub(super) fn send_write_done(f: &mut Flow, sink: &mut Sink, m: Message, reliable: bool) {
-    let msg = emit(f, sink, m, MessageStatus::Ok);
+/// `kept` is the message itself when messages are kept.
+pub(super) fn send_write_done(
+    f: &mut Flow,
+    sink: &mut Sink,
+    m: Awaiting,
+    mismatch: bool,
+    kept: Option<&Message>,
+    reliable: bool,
+) {
+    f.dma_len_mismatches += u64::from(mismatch);
+    f.count_message(m.kind, m.bytes, MessageStatus::Ok);
+    let msg = kept.and_then(|k| sink.message(*k));
     if reliable {
-        if f.awaiting.len() >= MAX_AWAITING {
-            f.awaiting.pop_front();
-        }
-        f.awaiting.push_back(Awaiting {
-            first_psn: m.first_psn,
-            last_psn: m.last_psn,
-            kind: m.kind,
-            bytes: m.bytes,
-            msg,
-        });
+        f.awaiting.push(Awaiting { msg, ..m });
     }
 }
 
@@ -126,7 +176,7 @@ pub(super) fn expect_response(f: &mut Flow, sink: &mut Sink, m: Message, span: O
     if f.outstanding.len() >= MAX_OUTSTANDING
         && let Some(o) = f.outstanding.pop_front()
     {
-        emit(f, sink, o.msg, MessageStatus::Incomplete);
+        emit(f, sink, &o.msg, MessageStatus::Incomplete);
     }
     f.outstanding.push_back(Outstanding {
         msg: m,
@@ -200,12 +250,12 @@ pub(super) fn response(
         (MessageKind::Read, false) => read_response(f, fi, g, k, sink, r),
         (MessageKind::Atomic, true) => {
             if let Some(o) = g.outstanding.remove(k) {
-                emit(g, sink, o.msg, MessageStatus::Ok);
+                emit(g, sink, &o.msg, MessageStatus::Ok);
             }
         }
         (MessageKind::Flush | MessageKind::AtomicWrite, false) if r.pos == Position::Only => {
             if let Some(o) = g.outstanding.remove(k) {
-                emit(g, sink, o.msg, MessageStatus::Ok);
+                emit(g, sink, &o.msg, MessageStatus::Ok);
             }
         }
         _ => f.responses_duplicate += 1,
@@ -282,7 +332,7 @@ fn read_response(f: &mut Flow, fi: usize, g: &mut Flow, k: usize, sink: &mut Sin
     o.frontier = psn_add(r.psn, 1);
     if last && let Some(o) = g.outstanding.remove(k) {
         let m = read_message(&o, fi, Some((r.psn, r.payload, r.frame, r.ts)));
-        emit(f, sink, m, MessageStatus::Ok);
+        emit(f, sink, &m, MessageStatus::Ok);
     }
 }
 
@@ -314,13 +364,10 @@ pub(super) fn reissue(g: &mut Flow, sink: &mut Sink, psn: u32, frame: u64, ts: u
 /// An ACK (or a PSN-sequence NAK, `inclusive` false) at `psn` confirms the SEND/WRITE messages
 /// of `g` that end at (before) it.
 pub(super) fn acked(g: &mut Flow, psn: u32, inclusive: bool) {
-    while let Some(a) = g.awaiting.front() {
+    g.awaiting.settle(|a| {
         let d = psn_diff(psn, a.last_psn);
-        if d < 0 || (!inclusive && d == 0) {
-            break;
-        }
-        g.awaiting.pop_front();
-    }
+        d > 0 || (inclusive && d == 0)
+    });
 }
 
 /// Resolve outstanding request `o` of requester `g`, whose responses flow `f` (index `fi`)
@@ -341,9 +388,9 @@ fn settle(
     });
     if o.msg.kind == MessageKind::Read {
         let end = if done { o.end_after_hole } else { None };
-        emit(f, sink, read_message(o, fi, end), st);
+        emit(f, sink, &read_message(o, fi, end), st);
     } else {
-        emit(g, sink, o.msg, st);
+        emit(g, sink, &o.msg, st);
     }
 }
 
@@ -366,9 +413,9 @@ pub(super) fn finish_alone(g: &mut Flow, gi: usize, sink: &mut Sink) {
         };
         if o.msg.kind == MessageKind::Read {
             let end = o.end_after_hole.filter(|_| st == MessageStatus::Ok);
-            emit(g, sink, read_message(&o, gi, end), st);
+            emit(g, sink, &read_message(&o, gi, end), st);
         } else {
-            emit(g, sink, o.msg, st);
+            emit(g, sink, &o.msg, st);
         }
     }
 }
@@ -397,7 +444,7 @@ pub(super) fn fatal_nak(f: &mut Flow, fi: usize, g: &mut Flow, sink: &mut Sink, 
             .is_some_and(|m| !m.complete && psn_diff(psn, m.first_psn) >= 0)
         && let Some(m) = g.req_asm.open.take()
     {
-        emit(g, sink, m, err.status);
+        emit(g, sink, &m, err.status);
     }
     g.error = Some(err);
     f.error = Some(err);
@@ -407,7 +454,7 @@ pub(super) fn fatal_nak(f: &mut Flow, fi: usize, g: &mut Flow, sink: &mut Sink, 
 /// containing its PSN is refused, later ones are flushed. Returns whether one was refused.
 fn refuse_awaiting(g: &mut Flow, sink: &mut Sink, err: QpError) -> bool {
     let mut hit = false;
-    for a in std::mem::take(&mut g.awaiting) {
+    for a in g.awaiting.take_all() {
         if psn_diff(err.psn, a.last_psn) > 0 {
             continue;
         }

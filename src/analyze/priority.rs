@@ -9,36 +9,57 @@
 use super::report::PriorityReport;
 use std::collections::BTreeMap;
 
-/// Small value → count table: a flow normally carries one or two values, so a linear scan
-/// beats hashing on the per-packet path.
+/// Small value → count table: a flow normally carries one value, kept inline so that the
+/// per-packet path is one compare and one add; further values go to a short list.
 #[derive(Clone, Debug, Default)]
-pub struct Counts(Vec<(u8, u64)>);
+pub struct Counts {
+    /// The first value seen and its count (0: none yet).
+    first: (u8, u64),
+    /// Other values, in first-seen order.
+    more: Vec<(u8, u64)>,
+}
 
 impl Counts {
     /// Count one packet with value `v`.
     #[inline]
     pub fn add(&mut self, v: u8) {
-        match self.0.iter_mut().find(|e| e.0 == v) {
-            Some(e) => e.1 += 1,
-            None => self.0.push((v, 1)),
+        if self.first.1 != 0 && self.first.0 == v {
+            self.first.1 += 1;
+        } else {
+            self.add_slow(v);
         }
+    }
+
+    #[cold]
+    fn add_slow(&mut self, v: u8) {
+        if self.first.1 == 0 {
+            self.first = (v, 1);
+        } else if let Some(e) = self.more.iter_mut().find(|e| e.0 == v) {
+            e.1 += 1;
+        } else {
+            self.more.push((v, 1));
+        }
+    }
+
+    /// (value, count) pairs, first-seen order.
+    fn iter(&self) -> impl Iterator<Item = (u8, u64)> + '_ {
+        std::iter::once(self.first)
+            .filter(|e| e.1 != 0)
+            .chain(self.more.iter().copied())
     }
 
     /// Distinct values seen.
     pub fn distinct(&self) -> usize {
-        self.0.len()
+        usize::from(self.first.1 != 0) + self.more.len()
     }
 
     /// The single value, when exactly one was seen.
     pub fn single(&self) -> Option<u8> {
-        match self.0.as_slice() {
-            [(v, _)] => Some(*v),
-            _ => None,
-        }
+        (self.first.1 != 0 && self.more.is_empty()).then_some(self.first.0)
     }
 
     fn map(&self) -> BTreeMap<u8, u64> {
-        self.0.iter().copied().collect()
+        self.iter().collect()
     }
 }
 
@@ -87,7 +108,7 @@ impl Priority {
     pub fn warnings(id: usize, data: &Priority, cnps: Option<&Priority>, out: &mut Vec<String>) {
         for (name, c) in [("DSCP", &data.dscp), ("PCP", &data.pcp)] {
             if c.distinct() > 1 {
-                let list: Vec<String> = c.0.iter().map(|(v, n)| format!("{v} ({n})")).collect();
+                let list: Vec<String> = c.iter().map(|(v, n)| format!("{v} ({n})")).collect();
                 out.push(format!(
                     "flow {id}: data packets use {} {name} values: {} (PFC protects one priority)",
                     c.distinct(),

@@ -8,7 +8,7 @@
 use super::Sink;
 use super::flow::{Flow, MAX_OPEN_GAPS, MAX_PENDING_ACKS, MAX_UNITS, OpenGap};
 use super::message::{Accept, FethInfo, MessageKind, Piece};
-use super::outcome;
+use super::outcome::{self, Awaiting};
 use super::psn::{PsnVerdict, psn_add, psn_diff, read_psn_span};
 use super::report::{GapReport, Retransmission};
 use crate::decode::{Bth, Operation, RocePacket, Transport};
@@ -175,6 +175,15 @@ pub(super) fn assemble_ud(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>) {
     assemble(f, sink, r, 1, 0, None);
 }
 
+/// One request unit as the responder's MSN counts it (the last PSN of a SEND/WRITE, the PSN of
+/// a READ request or atomic), for the MSN cross-check.
+fn unit(f: &mut Flow, psn: u32) {
+    if f.unit_psns.len() >= MAX_UNITS {
+        f.unit_psns.pop_front();
+    }
+    f.unit_psns.push_back(psn);
+}
+
 /// Message assembly under go-back-N; a completed message goes to [`outcome`].
 fn assemble(
     f: &mut Flow,
@@ -204,24 +213,29 @@ fn assemble(
     if f.req_asm.offer(&piece, r.flow) != Accept::Completed {
         return;
     }
-    let Some(mut m) = f.req_asm.take() else {
+    let Some(m) = f.req_asm.finished() else {
         return;
     };
-    if f.unit_psns.len() >= MAX_UNITS {
-        f.unit_psns.pop_front();
-    }
-    let unit_psn = if matches!(kind, Some(MessageKind::Send | MessageKind::Write)) {
-        r.bth.psn
-    } else {
-        m.first_psn
-    };
-    f.unit_psns.push_back(unit_psn);
+    let first_psn = m.first_psn;
     let transport = r.bth.opcode.transport();
+    if matches!(kind, Some(MessageKind::Send | MessageKind::Write)) {
+        let done = Awaiting {
+            first_psn,
+            last_psn: m.last_psn,
+            kind: m.kind,
+            bytes: m.bytes,
+            msg: None,
+        };
+        let mismatch = m.complete && m.dma_len_mismatch;
+        let kept = sink.keep_messages.then_some(*m);
+        unit(f, r.bth.psn);
+        outcome::send_write_done(f, sink, done, mismatch, kept.as_ref(), reliable(transport));
+        return;
+    }
+    let mut m = *m;
+    unit(f, first_psn);
     match kind {
-        None => {}
-        Some(MessageKind::Send | MessageKind::Write) => {
-            outcome::send_write_done(f, sink, m, reliable(transport));
-        }
+        None | Some(MessageKind::Send | MessageKind::Write) => {}
         Some(MessageKind::Read) => {
             m.bytes = 0;
             m.packets = 0;

@@ -24,7 +24,22 @@ impl Analyzer {
     /// The index of `key`'s flow, created when new; `None` (counted as untracked) when the
     /// table is full.
     pub(super) fn flow_index(&mut self, key: FlowKey, ts: u64, frame: u64) -> Option<usize> {
+        // The previous packet's flow, or its peer (a request, then its ACK or response), before
+        // hashing: a compare instead of a hash and probe for most packets of most captures.
+        if let Some(l) = self.last_flow.map(|l| l as usize) {
+            let f = &self.flows[l];
+            if f.key == key {
+                return Some(l);
+            }
+            if let Some(p) = f.peer
+                && self.flows[p as usize].key == key
+            {
+                self.last_flow = Some(p);
+                return Some(p as usize);
+            }
+        }
         if let Some(&i) = self.index.get(&key) {
+            self.last_flow = Some(i);
             return Some(i as usize);
         }
         if self.flows.len() >= self.cfg.max_flows {
@@ -40,7 +55,9 @@ impl Analyzer {
             }
             return None;
         }
-        Some(self.new_flow(key, ts, frame))
+        let i = self.new_flow(key, ts, frame);
+        self.last_flow = Some(i as u32);
+        Some(i)
     }
 
     fn new_flow(&mut self, key: FlowKey, ts: u64, frame: u64) -> usize {
