@@ -106,7 +106,7 @@ impl Analyzer {
                 u.ce.remove(target);
             }
         }
-        let rtt = t.srtt;
+        let rtt = t.rtt();
         let t = &mut t.cong;
         t.rate.cnp(ts, frame_no, window);
         t.cnp_seen(ts, rtt);

@@ -175,8 +175,8 @@ pub struct Congestion {
 }
 
 impl Congestion {
-    /// A CNP for this (data) flow's sender at `ts`; `rtt` is the connection's smoothed ACK
-    /// RTT, ns, when measured. Flagged when a NAK came less than one RTT before.
+    /// A CNP for this (data) flow's sender at `ts`; `rtt` is the flow's mean ACK RTT, ns,
+    /// when measured. Flagged when a NAK came less than one RTT before.
     pub fn cnp_seen(&mut self, ts: u64, rtt: Option<u64>) {
         let near = matches!((self.last_nak, rtt), (Some(n), Some(r)) if ts.saturating_sub(n) <= r);
         if near {

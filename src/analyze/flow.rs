@@ -186,8 +186,6 @@ pub struct Flow {
     pub ud_duplicates: u64,
     /// DSCP / PCP values seen.
     pub prio: Priority,
-    /// Smoothed ACK RTT of this flow's requests (RFC 6298 SRTT with α = 1/8), ns.
-    pub srtt: Option<u64>,
     /// PSNs of accepted request units as the responder's MSN counts them: the last PSN of a
     /// SEND/WRITE, the PSN of a READ request or atomic; popped as AETHs cover them.
     pub unit_psns: VecDeque<u32>,
@@ -288,7 +286,6 @@ impl Flow {
             ud_unseen: (0, 0),
             ud_duplicates: 0,
             prio: Priority::default(),
-            srtt: None,
             unit_psns: VecDeque::new(),
             acked_units: 0,
             incomplete: 0,
@@ -345,13 +342,9 @@ impl Flow {
         c.bytes = c.bytes.saturating_sub(bytes);
     }
 
-    /// Add one ACK RTT sample, ns: kept for the statistics and folded into the SRTT.
-    pub fn rtt_sample(&mut self, rtt: u64) {
-        self.ack_rtt.add(rtt);
-        self.srtt = Some(match self.srtt {
-            None => rtt,
-            Some(s) => s - s / 8 + rtt / 8,
-        });
+    /// Mean ACK RTT of this flow's requests so far, ns: "one RTT" for CNPs near NAKs.
+    pub fn rtt(&self) -> Option<u64> {
+        self.ack_rtt.mean()
     }
 
     /// Count one opcode.

@@ -361,7 +361,7 @@ pub struct DirCongestion {
     pub ce_to_cnp_ns: Option<Stat>,
     /// CNP inter-arrival, ns (its minimum reveals the NP's CNP pacing).
     pub cnp_interarrival_ns: Option<Stat>,
-    /// CNPs within one smoothed ACK RTT of a PSN-sequence NAK on the same connection (loss and
+    /// CNPs within one ACK RTT (the data flow's mean) of a PSN-sequence NAK on the same connection (loss and
     /// congestion at once); 0 when no RTT was measured.
     pub cnps_with_nak: u64,
     /// Window for the send rates, ns.

@@ -95,7 +95,7 @@ fn ack(g: &mut Flow, sink: &mut Sink, a: &AethPkt) {
         if psn_diff(a.psn, p) < 0 {
             break;
         }
-        g.rtt_sample(a.ts.saturating_sub(t));
+        g.ack_rtt.add(a.ts.saturating_sub(t));
         g.pending_acks.pop_front();
     }
     outcome::acked(g, a.psn, true);
@@ -153,7 +153,8 @@ fn seq_nak(g: &mut Flow, gi: usize, sink: &mut Sink, a: &AethPkt) {
             });
         }
     }
-    g.cong.nak_seen(a.ts, g.srtt);
+    let rtt = g.rtt();
+    g.cong.nak_seen(a.ts, rtt);
 }
 
 /// Whether request PSN `psn` of `g` was captured: inside the PSNs the flow has sent.
