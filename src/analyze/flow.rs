@@ -4,7 +4,8 @@
 //! (RoCEv2), the GID (RoCEv1, GRH) or the LID (native IB without GRH). A flow may carry two PSN
 //! spaces (`spec/roce.md` §5: requests and responses share the requester's space): the
 //! requests its source sends, and the READ responses its source returns for the peer's READs.
-//! Each has its own [`PsnTracker`] and [`Assembler`].
+//! Each has its own [`PsnTracker`]; requests are assembled into messages by an [`Assembler`],
+//! READ responses by the READ they answer (`outcome`).
 
 use super::congestion::Congestion;
 use super::message::{Assembler, MessageKind, MessageStatus};

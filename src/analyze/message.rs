@@ -5,8 +5,8 @@
 //! a gap and duplicate retransmissions never count twice (IBTA Vol 1 §9.7.5.1.2; rxe
 //! `check_psn`). On UC a PSN mismatch drops the message in progress and the next FIRST/ONLY
 //! resynchronises (rxe UC branch). Every UD packet is a whole message. READ responses are
-//! accepted by the requester the same way, and a READ RESPONSE FIRST/ONLY may jump forward to its
-//! READ's PSN. Only per-message counters are kept, never payload bytes.
+//! assembled by the READ they answer (see `outcome`). Only per-message counters are kept, never
+//! payload bytes.
 
 use super::psn::{PSN_HALF, psn_add, psn_distance};
 use crate::decode::{Position, Reth, Transport};
@@ -229,8 +229,6 @@ pub struct Piece {
     pub advance: u32,
     /// Extra tolerance after a READ of unknown PMTU.
     pub slack: u32,
-    /// READ RESPONSE FIRST/ONLY (may jump forward).
-    pub restart: bool,
     /// Frame number.
     pub frame: u64,
     /// Timestamp, ns.
@@ -267,7 +265,7 @@ impl Assembler {
                 None => true,
                 Some(e) => {
                     let d = psn_distance(psn, e);
-                    d == 0 || (d <= self.slack && d < PSN_HALF) || (p.restart && d < PSN_HALF)
+                    d == 0 || (d <= self.slack && d < PSN_HALF)
                 }
             };
             if !ok {

@@ -202,7 +202,6 @@ fn assemble(
         psn: r.bth.psn,
         advance,
         slack,
-        restart: false,
         frame: r.frame,
         ts: r.ts,
         bytes: p.payload_len,
