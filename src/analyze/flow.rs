@@ -200,6 +200,9 @@ pub struct Flow {
     pub peer: Option<u32>,
     /// How.
     pub paired_by: Option<PairedBy>,
+    /// The flow whose packet followed this flow's the last time the flow table was searched
+    /// (a look-up hint, not analysis).
+    pub next_hint: Option<u32>,
     /// Pairing attempts left by PSN.
     pub pair_tries: u8,
     /// AckReq requests awaiting an ACK: (psn, ts).
@@ -293,6 +296,7 @@ impl Flow {
             dma_len_mismatches: 0,
             peer: None,
             paired_by: None,
+            next_hint: None,
             pair_tries: 16,
             pending_acks: VecDeque::new(),
             ack_rtt: Samples::default(),

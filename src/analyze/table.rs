@@ -24,22 +24,20 @@ impl Analyzer {
     /// The index of `key`'s flow, created when new; `None` (counted as untracked) when the
     /// table is full.
     pub(super) fn flow_index(&mut self, key: FlowKey, ts: u64, frame: u64) -> Option<usize> {
-        // The previous packet's flow, or its peer (a request, then its ACK or response), before
-        // hashing: a compare instead of a hash and probe for most packets of most captures.
+        // Before hashing, the flows likely to come next: the previous packet's flow, its peer
+        // (a request, then its ACK or response), and the flow that followed it last time
+        // (round-robin over QPs). A compare instead of a hash and probe for most packets.
         if let Some(l) = self.last_flow.map(|l| l as usize) {
             let f = &self.flows[l];
-            if f.key == key {
-                return Some(l);
-            }
-            if let Some(p) = f.peer
-                && self.flows[p as usize].key == key
-            {
-                self.last_flow = Some(p);
-                return Some(p as usize);
+            for c in [Some(l as u32), f.peer, f.next_hint].into_iter().flatten() {
+                if self.flows[c as usize].key == key {
+                    self.last_flow = Some(c);
+                    return Some(c as usize);
+                }
             }
         }
         if let Some(&i) = self.index.get(&key) {
-            self.last_flow = Some(i);
+            self.hint(i);
             return Some(i as usize);
         }
         if self.flows.len() >= self.cfg.max_flows {
@@ -56,7 +54,7 @@ impl Analyzer {
             return None;
         }
         let i = self.new_flow(key, ts, frame);
-        self.last_flow = Some(i as u32);
+        self.hint(i as u32);
         Some(i)
     }
 
@@ -80,5 +78,13 @@ impl Analyzer {
             self.pair(i, j as usize, PairedBy::Cm);
         }
         i
+    }
+
+    /// Flow `i` follows the previous packet's flow: remember it there as the next guess.
+    fn hint(&mut self, i: u32) {
+        if let Some(l) = self.last_flow {
+            self.flows[l as usize].next_hint = Some(i);
+        }
+        self.last_flow = Some(i);
     }
 }
