@@ -1,10 +1,11 @@
 //! `read --threads N` on a mapped capture file: records are located by the main thread, decoded
-//! and formatted in batches on a pool of N threads (`rayon`), and written and analysed in
-//! capture order by the main thread — while the pool already decodes the next window — so the
-//! output is byte for byte that of `--threads 1`.
+//! and formatted into packet lines in batches on a pool of N threads (`rayon`), and the lines
+//! are written in capture order by the main thread — which meanwhile feeds the analysis, in
+//! order, with the previous window — so the output is byte for byte that of `--threads 1`.
 //!
-//! The analysis itself stays in order on one thread (its state follows the capture); what runs
-//! in parallel is the decoding of every frame and the formatting of the packet lines.
+//! The analysis stays on one thread (its state follows the capture), decoding the frames it
+//! needs itself: handing decoded frames across threads costs more than decoding them again.
+//! Without packet lines to print (`-q`), the sequential reader is used.
 
 use std::io::{self, Write};
 
@@ -31,11 +32,10 @@ pub enum Stop {
     Read(FileError),
 }
 
-/// One batch, decoded: its records, frames and formatted packet lines.
-struct Done<'m> {
-    recs: Vec<Record<'m>>,
-    frames: Vec<Frame<'m>>,
+/// One batch, formatted: its packet lines and how many of its frames are RoCE.
+struct Done {
     text: Vec<u8>,
+    roce: u64,
 }
 
 /// Read the mapped part of `src` with `threads` threads. `map` is `src`'s mapping.
@@ -46,33 +46,48 @@ pub fn read(
     progress: &mut Progress,
     threads: usize,
 ) -> Stop {
+    if !run.print_packets() {
+        return Stop::Sequential;
+    }
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
         Ok(p) => p,
         Err(_) => return Stop::Sequential,
     };
     let shape = run.shape().clone();
     let window = threads * 4 * BATCH;
+    // Buffers go round: located records and formatted lines are reused window after window,
+    // so the memory is not handed back to the system and faulted in again each time.
+    let mut spare_recs: Vec<MappedRecord> = Vec::with_capacity(window);
+    let mut spare_text: Vec<Vec<u8>> = Vec::new();
     // Frames still allowed by `-c`, counting those located but not yet accounted.
     let mut left = run.remaining();
-    let mut pending: Vec<Done<'_>> = Vec::new();
+    let mut pending: (Vec<MappedRecord>, Vec<Done>) = (Vec::new(), Vec::new());
     loop {
         let room = left.map_or(window, |l| l.min(window as u64) as usize);
-        let mut located = Vec::with_capacity(room);
+        let mut located = std::mem::take(&mut spare_recs);
+        located.clear();
         let more = match src.next_mapped_batch(room, &mut located) {
             Ok(m) => m,
-            Err(e) => return finish(run, progress, pending, Stop::Read(e)),
+            Err(e) => return finish(run, map, progress, pending, Stop::Read(e)),
         };
         left = left.map(|l| l - located.len() as u64);
-        let (written, decoded) = pool.install(|| {
+        let batches = located.len().div_ceil(BATCH);
+        spare_text.resize_with(spare_text.len().max(batches), Vec::new);
+        let bufs: Vec<Vec<u8>> = spare_text.drain(..batches).collect();
+        let (written, formatted) = pool.install(|| {
             rayon::join(
-                || emit(run, progress, std::mem::take(&mut pending)),
-                || decode_window(&shape, map, &located),
+                || emit(run, map, progress, std::mem::take(&mut pending)),
+                || format_window(&shape, map, &located, bufs),
             )
         });
-        if let Err(e) = written {
-            return Stop::Output(e);
+        match written {
+            Ok((recs, texts)) => {
+                spare_recs = recs;
+                spare_text.extend(texts);
+            }
+            Err(e) => return Stop::Output(e),
         }
-        pending = decoded;
+        pending = (located, formatted);
         if !more || left == Some(0) {
             // Still mapped: the end of the file (or `-c`); else libpcap has the rest.
             let stop = if left == Some(0) || src.shared_map().is_some() {
@@ -80,47 +95,76 @@ pub fn read(
             } else {
                 Stop::Sequential
             };
-            return finish(run, progress, pending, stop);
+            return finish(run, map, progress, pending, stop);
         }
     }
 }
 
-/// Decode and format the located records, in batches on the pool.
-fn decode_window<'m>(shape: &Shape, map: &'m [u8], located: &[MappedRecord]) -> Vec<Done<'m>> {
+/// Decode and format the located records, in batches on the pool, into `bufs` (one per batch).
+fn format_window(
+    shape: &Shape,
+    map: &[u8],
+    located: &[MappedRecord],
+    bufs: Vec<Vec<u8>>,
+) -> Vec<Done> {
     located
         .par_chunks(BATCH)
-        .map(|chunk| {
-            let recs: Vec<Record<'m>> = chunk.iter().map(|r| r.record(map)).collect();
-            let frames: Vec<Frame<'m>> = recs.iter().map(|r| shape.decode(r)).collect();
-            let mut text = Vec::new();
-            if shape.print_packets() {
-                shape.format_into(&recs, &frames, &mut text);
-            }
-            Done { recs, frames, text }
+        .zip(bufs)
+        .map(|(chunk, mut text)| {
+            text.clear();
+            let recs: Vec<Record<'_>> = chunk.iter().map(|r| r.record(map)).collect();
+            let frames: Vec<Frame<'_>> = recs.iter().map(|r| shape.decode(r)).collect();
+            shape.format_into(&recs, &frames, &mut text);
+            let roce = frames.iter().filter(|f| f.roce().is_some()).count() as u64;
+            Done { text, roce }
         })
         .collect()
 }
 
-/// Write and analyse decoded batches in order.
-fn emit(run: &mut Run, progress: &mut Progress, done: Vec<Done<'_>>) -> io::Result<()> {
-    if done.is_empty() {
-        return Ok(());
+/// The buffers of a window, given back for reuse.
+type Spare = (Vec<MappedRecord>, Vec<Vec<u8>>);
+
+/// Account and analyse a window's records in order, then write its lines; the buffers come
+/// back for the next window.
+fn emit(
+    run: &mut Run,
+    map: &[u8],
+    progress: &mut Progress,
+    (recs, done): (Vec<MappedRecord>, Vec<Done>),
+) -> io::Result<Spare> {
+    if run.analyzing() {
+        for r in &recs {
+            let rec = r.record(map);
+            progress.frame(rec.caplen);
+            let frame = run.shape().decode(&rec);
+            run.account(rec.number, rec.ts_ns, &frame);
+        }
+    } else {
+        for r in &recs {
+            progress.frame(r.caplen);
+        }
+        run.count(recs.len() as u64, done.iter().map(|d| d.roce).sum());
     }
     let mut out = io::stdout().lock();
+    let mut texts = Vec::with_capacity(done.len());
     for d in done {
-        for (rec, frame) in d.recs.iter().zip(&d.frames) {
-            progress.frame(rec.caplen);
-            run.account(rec.number, rec.ts_ns, frame);
-        }
         out.write_all(&d.text)?;
+        texts.push(d.text);
     }
-    out.flush()
+    out.flush()?;
+    Ok((recs, texts))
 }
 
 /// Emit what is still pending, then stop with `stop`.
-fn finish(run: &mut Run, progress: &mut Progress, pending: Vec<Done<'_>>, stop: Stop) -> Stop {
-    match emit(run, progress, pending) {
-        Ok(()) => stop,
+fn finish(
+    run: &mut Run,
+    map: &[u8],
+    progress: &mut Progress,
+    pending: (Vec<MappedRecord>, Vec<Done>),
+    stop: Stop,
+) -> Stop {
+    match emit(run, map, progress, pending) {
+        Ok(_) => stop,
         Err(e) => Stop::Output(e),
     }
 }

@@ -191,6 +191,17 @@ impl Run {
         }
     }
 
+    /// Whether the frames feed an analysis (a report was asked for).
+    pub fn analyzing(&self) -> bool {
+        self.analyzer.is_some()
+    }
+
+    /// Count `frames` frames, `roce` of them RoCE, without analysis (see [`Run::analyzing`]).
+    pub fn count(&mut self, frames: u64, roce: u64) {
+        self.frames += frames;
+        self.roce += roce;
+    }
+
     /// The stateless part of the run, for decoding and formatting on other threads.
     pub fn shape(&self) -> &Shape {
         &self.shape

@@ -27,6 +27,9 @@ const MAX_CAPLEN: u32 = 262_144;
 /// Bytes walked between two releases of the walked pages.
 const RELEASE_EVERY: usize = 16 << 20;
 
+/// How far behind the walk pages are released (bytes): more than a parallel window spans.
+const RELEASE_LAG: usize = 64 << 20;
+
 /// One record found in place: its header fields and where its bytes are in the mapping
 /// ([`MappedFile::bytes`]).
 #[derive(Clone, Copy, Debug)]
@@ -279,11 +282,14 @@ impl MappedFile {
 
     /// Release the pages walked so far, every [`RELEASE_EVERY`] bytes.
     fn release_walked(&mut self) {
-        if self.pos < self.released + RELEASE_EVERY {
+        // Keep the last stretch mapped: records located ahead are still being decoded by the
+        // parallel reader's threads.
+        let behind = self.pos.saturating_sub(RELEASE_LAG);
+        if behind < self.released + RELEASE_EVERY {
             return;
         }
         let page = 4096;
-        let end = self.pos / page * page;
+        let end = behind / page * page;
         if end > self.released {
             // SAFETY: the range lies inside the mapping, which is file-backed, shared and never
             // written: dropping its pages only means that a later access (a record still being
