@@ -5,7 +5,7 @@ CARGO ?= cargo
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages the build, the tests and the demo need.
-DEB_PACKAGES := libpcap-dev pkg-config libibverbs-dev librdmacm-dev libclang-dev \
+DEB_PACKAGES := libpcap-dev pkg-config libibverbs-dev librdmacm-dev libclang-dev fonts-dejavu-core \
                 tshark tcpdump mandoc iproute2 time bc jq
 
 # rdma-sys 0.3 builds its bindings with bindgen 0.59, which fails on libclang >= 16: prefer the

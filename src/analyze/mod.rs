@@ -18,6 +18,7 @@ pub mod message;
 pub mod psn;
 pub mod report;
 pub mod stats;
+pub mod tap;
 
 mod build;
 
@@ -33,6 +34,7 @@ use message::{Accept, Message, MessageKind, Piece};
 use psn::{PsnVerdict, psn_add, psn_diff, read_psn_span};
 use report::{GapReport, MalformedFrame, NakMatch, Retransmission};
 use std::collections::{HashMap, HashSet, VecDeque};
+use tap::{PsnSpace, Tap, TapEvent, emit};
 
 pub use report::Report;
 
@@ -95,6 +97,8 @@ pub struct Analyzer {
     unpaired: HashMap<(Address, Address), Unpaired, FxBuild>,
     /// Unpaired flows by (source, destination, DETH source QP): UD senders a CNP may name.
     unpaired_ud: HashMap<(Address, Address, u32), IdxSet, FxBuild>,
+    /// Event consumer (issue 14's plots), if any.
+    tap: Option<Box<dyn Tap>>,
 }
 
 /// A set of flow indices kept as a count and the XOR of its members: when the count is 1, the
@@ -197,7 +201,18 @@ impl Analyzer {
             dropped: HashSet::default(),
             unpaired: HashMap::default(),
             unpaired_ud: HashMap::default(),
+            tap: None,
         }
+    }
+
+    /// Send every later analysis event to `tap` (see [`tap::TapEvent`]).
+    pub fn set_tap(&mut self, tap: Box<dyn Tap>) {
+        self.tap = Some(tap);
+    }
+
+    /// Remove and return the tap.
+    pub fn take_tap(&mut self) -> Option<Box<dyn Tap>> {
+        self.tap.take()
     }
 
     /// The path MTU inferred so far from all flows (most frequent FIRST/MIDDLE payload size).
@@ -544,6 +559,21 @@ impl Analyzer {
             }
         }
         self.pair_by_deth(i);
+        emit(
+            &mut self.tap,
+            TapEvent::Packet {
+                flow: i,
+                ts_ns: ts,
+                psn: bth.psn,
+                payload_bytes: p.payload_len,
+                transport_bytes: p.hdr_len as u64
+                    + u64::from(p.payload_len)
+                    + u64::from(bth.pad)
+                    + 4,
+                ce: p.ecn == Some(crate::decode::Ecn::Ce),
+                cnp: op == Some(Operation::Cnp),
+            },
+        );
         if p.malformed.is_some() {
             return;
         }
@@ -567,7 +597,15 @@ impl Analyzer {
             self.cm_mad(p.src, p.dst, p.payload);
         }
         if op == Operation::Cnp {
-            self.cnp(i, frame_no, ts);
+            let target = self.cnp(i, frame_no, ts);
+            emit(
+                &mut self.tap,
+                TapEvent::Cnp {
+                    flow: i,
+                    target,
+                    ts_ns: ts,
+                },
+            );
         } else if op.is_read_response() {
             if let Some(aeth) = p.ext.aeth {
                 self.aeth(i, frame_no, ts, bth.psn, aeth, op);
@@ -623,7 +661,8 @@ impl Analyzer {
         }
     }
 
-    fn cnp(&mut self, i: usize, frame_no: u64, ts: u64) {
+    /// A CNP in flow `i`; returns the notified sender's flow when known.
+    fn cnp(&mut self, i: usize, frame_no: u64, ts: u64) -> Option<usize> {
         let window = self.cfg.rate_window_ns;
         {
             let c = &mut self.flows[i].cong;
@@ -670,7 +709,7 @@ impl Analyzer {
                 debug_assert_eq!(found, self.cnp_target_scan(i), "unpaired index");
                 match found {
                     Some(j) => j,
-                    None => return,
+                    None => return None,
                 }
             }
         };
@@ -684,6 +723,7 @@ impl Analyzer {
         }
         let t = &mut t.cong;
         t.rate.cnp(ts, frame_no, window);
+        Some(target)
     }
 
     /// An AETH in flow `i` (ACK, NAK, READ response, atomic ACK): counts, pairing, ACK RTT, NAK
@@ -722,7 +762,19 @@ impl Analyzer {
                 AethKind::Reserved => f.naks_reserved += 1,
             }
         }
-        let Some(j) = self.flows[i].peer.map(|j| j as usize) else {
+        let requester = self.flows[i].peer.map(|j| j as usize);
+        emit(
+            &mut self.tap,
+            TapEvent::Aeth {
+                flow: i,
+                requester,
+                ts_ns: ts,
+                psn,
+                kind,
+                acknowledge: op == Operation::Acknowledge,
+            },
+        );
+        let Some(j) = requester else {
             return;
         };
         let (f, g) = two_mut(&mut self.flows, i, j);
@@ -736,6 +788,14 @@ impl Analyzer {
                     }
                     g.ack_rtt.add(ts.saturating_sub(t));
                     g.pending_acks.pop_front();
+                    emit(
+                        &mut self.tap,
+                        TapEvent::AckRtt {
+                            flow: j,
+                            ts_ns: ts,
+                            rtt_ns: ts.saturating_sub(t),
+                        },
+                    );
                 }
             }
             AethKind::Nak(NakCode::PsnSeqErr) => {
@@ -825,6 +885,16 @@ impl Analyzer {
         let keep_gaps = self.cfg.keep_gaps;
         let f = &mut self.flows[i];
         let verdict = f.req_psn.observe(bth.psn, advance, slack, false);
+        emit(
+            &mut self.tap,
+            TapEvent::Psn {
+                flow: i,
+                ts_ns: ts,
+                psn: bth.psn,
+                space: PsnSpace::Request,
+                verdict,
+            },
+        );
         let prev_ts = f.last_req_ts.unwrap_or(ts);
         match verdict {
             PsnVerdict::Ahead { expected, missing } => {
@@ -974,6 +1044,7 @@ impl Analyzer {
             let slot = &mut f.msgs[kind.index()];
             slot.0 += 1;
             slot.1 += m.bytes;
+            emit(&mut self.tap, TapEvent::Message(&m));
             if self.cfg.keep_messages {
                 self.messages.push(m);
             }
@@ -986,7 +1057,18 @@ impl Analyzer {
         let restart = matches!(pos, Position::First | Position::Only);
         let keep_gaps = self.cfg.keep_gaps;
         let f = &mut self.flows[i];
-        if let PsnVerdict::Ahead { expected, missing } = f.resp_psn.observe(bth.psn, 1, 0, restart)
+        let verdict = f.resp_psn.observe(bth.psn, 1, 0, restart);
+        emit(
+            &mut self.tap,
+            TapEvent::Psn {
+                flow: i,
+                ts_ns: ts,
+                psn: bth.psn,
+                space: PsnSpace::ReadResponse,
+                verdict,
+            },
+        );
+        if let PsnVerdict::Ahead { expected, missing } = verdict
             && self.gaps.len() < keep_gaps
         {
             self.gaps.push(GapReport {
@@ -1051,6 +1133,7 @@ impl Analyzer {
             let slot = &mut f.msgs[MessageKind::Read.index()];
             slot.0 += 1;
             slot.1 += m.bytes;
+            emit(&mut self.tap, TapEvent::Message(&m));
             if self.cfg.keep_messages {
                 self.messages.push(m);
             }

@@ -4,6 +4,7 @@
 pub mod assets;
 pub mod capture;
 pub mod pipeline;
+pub mod plot;
 pub mod progress;
 
 use clap::{Args, Parser, Subcommand};
@@ -80,6 +81,14 @@ pub enum Command {
     /// List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE.
     #[command(visible_alias = "interfaces")]
     List,
+    /// Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines
+    /// (SVG, or PNG when OUT ends in .png).
+    #[command(
+        after_help = "Examples:\n  roce-inspect plot trace.pcap -o psn.svg\n  \
+                            roce-inspect plot trace.pcap --kind rate --qp 0x11 --bin 0.0001 -o rate.png\n  \
+                            roce-inspect plot trace.pcap --kind latency --from 1.5 --to 2 -o lat.svg"
+    )]
+    Plot(plot::PlotArgs),
 }
 
 const CAPTURE_HELP: &str = "By default only RoCE is captured: UDP to port 4791 (and every --roce-port) \
@@ -251,7 +260,7 @@ impl ReportArgs {
     }
 }
 
-fn parse_mtu(s: &str) -> Result<u32, String> {
+pub(crate) fn parse_mtu(s: &str) -> Result<u32, String> {
     match s.parse::<u32>() {
         Ok(v @ (256 | 512 | 1024 | 2048 | 4096)) => Ok(v),
         _ => Err(format!(
@@ -302,7 +311,7 @@ fn parse_duration(s: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_qpn(s: &str) -> Result<u32, String> {
+pub(crate) fn parse_qpn(s: &str) -> Result<u32, String> {
     let v = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         u32::from_str_radix(h, 16)
     } else {

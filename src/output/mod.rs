@@ -3,6 +3,7 @@
 
 pub mod json;
 pub mod line;
+pub mod plot;
 pub mod style;
 pub mod summary;
 pub mod text;
