@@ -37,7 +37,7 @@ pub struct PlotArgs {
     /// End of the time span drawn, seconds since the first frame.
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub to: Option<f64>,
-    /// Rate bin width in seconds (`--kind rate`), e.g. `--bin 0.0001`; default: about 1/200 of
+    /// Rate bin width in seconds (`--kind rate`), e.g. `--bin 0.0001`; default: about 1/60 of
     /// the span.
     #[arg(long, value_name = "SECS", value_parser = parse_bin)]
     pub bin: Option<f64>,

@@ -101,7 +101,7 @@ where
     root.fill(&WHITE).map_err(err)?;
     match opts.kind {
         Kind::Psn => psn::draw(root, report, trace, sel),
-        Kind::Rate => rate::draw(root, report, trace, sel),
+        Kind::Rate => rate::draw(root, report, trace, sel, opts.bin_ns),
         Kind::Latency => latency::draw(root, report, trace, sel),
         Kind::Messages => messages::draw(root, report, trace, sel),
     }?;

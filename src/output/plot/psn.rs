@@ -201,7 +201,7 @@ where
     if lo > hi {
         (lo, hi) = (0.0, 1.0);
     }
-    let pad = ((hi - lo) * 0.06).max(1.0);
+    let pad = ((hi - lo) * 0.08).max(1.0);
     let yr = (lo - pad).floor()..(hi + pad * 2.0).ceil();
     let mut chart = ChartBuilder::on(area)
         .caption(label(report, flow), (FAMILY, 16))
@@ -251,7 +251,7 @@ where
             .legend(move |c| marker(m, c, m.legend_color()));
     }
     if !cnps.is_empty() {
-        let top = yr.end;
+        let top = hi + pad;
         chart
             .draw_series(
                 cnps.iter()
@@ -263,7 +263,7 @@ where
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(SeriesLabelPosition::LowerRight)
         .label_font((FAMILY, 13))
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(160, 160, 160))
