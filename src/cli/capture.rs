@@ -107,6 +107,7 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
     // waits: every packet is shown as soon as it is read, yet under load a burst costs one
     // write instead of one per packet.
     let mut run = Run::new(d, src.linktype());
+    run.set_source(&format!("capture on {}", a.interface()));
     let deadline = a
         .duration
         .map(|s| Instant::now() + Duration::from_secs_f64(s));

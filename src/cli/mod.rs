@@ -251,11 +251,20 @@ pub struct ReportArgs {
     /// memory stays bounded when QPNs are sprayed.
     #[arg(long = "max-flows", value_name = "N", default_value_t = 16384)]
     pub max_flows: usize,
+    /// Also write a self-contained HTML report (tables, loss stories, congestion, plots) to
+    /// FILE; without -q/--summary/--messages/--gaps nothing else is printed.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<String>,
 }
 
 impl ReportArgs {
     /// Whether any report was asked for (and so the analyzer must run).
     pub fn wanted(&self) -> bool {
+        self.text_wanted() || self.html.is_some()
+    }
+
+    /// Whether a report is printed (text or JSON), not only written as HTML.
+    pub fn text_wanted(&self) -> bool {
         self.summary || self.quiet || self.messages || self.gaps
     }
 }

@@ -9,6 +9,7 @@ use super::{DisplayArgs, ReportArgs};
 use crate::analyze::{AnalyzeConfig, Analyzer, Report};
 use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, OtherKind, decode_frame};
 use crate::output::json::JsonPrinter;
+use crate::output::plot::{Recorder, Trace};
 use crate::output::text::TextPrinter;
 use crate::output::{FrameCtx, Printer};
 use crate::source::{FileSource, Record};
@@ -48,6 +49,10 @@ pub struct Run {
     /// Whether per-packet output is printed (not with `-q`, nor with a JSON report).
     pub print_packets: bool,
     analyzer: Option<Analyzer>,
+    /// The plots' recorder, tapped into the analyzer for `--html`.
+    recorder: Option<Recorder>,
+    /// The capture's name for the HTML report's title.
+    source: String,
     display: DisplayArgs,
     frames: u64,
     roce: u64,
@@ -57,7 +62,7 @@ impl Run {
     /// A run over frames of `linktype`.
     pub fn new(display: &DisplayArgs, linktype: LinkType) -> Run {
         let r = &display.report;
-        let analyzer = r.wanted().then(|| {
+        let mut analyzer = r.wanted().then(|| {
             Analyzer::new(AnalyzeConfig {
                 mtu: r.mtu,
                 max_flows: r.max_flows,
@@ -65,16 +70,27 @@ impl Run {
                 ..AnalyzeConfig::default()
             })
         });
+        let recorder = r.html.as_ref().map(|_| Recorder::default());
+        if let (Some(a), Some(rec)) = (&mut analyzer, &recorder) {
+            a.set_tap(Box::new(rec.clone()));
+        }
         Run {
             cfg: DecodeConfig::with_ports(&display.roce_ports),
             linktype,
             printer: make_printer(display),
-            print_packets: !(r.quiet || (display.json && r.wanted())),
+            print_packets: !(r.quiet || r.html.is_some() || (display.json && r.wanted())),
             analyzer,
+            recorder,
+            source: "capture".to_string(),
             display: display.clone(),
             frames: 0,
             roce: 0,
         }
+    }
+
+    /// Name the input (file or interface) in the HTML report's title.
+    pub fn set_source(&mut self, name: &str) {
+        self.source = name.to_string();
     }
 
     /// Frames handled so far.
@@ -134,12 +150,27 @@ impl Run {
         self.printer.flush()?;
         if let Some(a) = self.analyzer.take() {
             let report = a.finish();
-            let mut out = io::stdout().lock();
-            write_reports(&report, &self.display, &mut out)?;
-            out.flush()?;
+            if self.display.report.text_wanted() {
+                let mut out = io::stdout().lock();
+                write_reports(&report, &self.display, &mut out)?;
+                out.flush()?;
+            }
+            if let (Some(path), Some(rec)) = (&self.display.report.html, &self.recorder) {
+                write_html(&report, &rec.take(), &self.source, path)?;
+            }
         }
         Ok(())
     }
+}
+
+/// Write the `--html` report to `path`.
+///
+/// # Errors
+/// A plot that cannot be drawn, or the file cannot be written (as an I/O error naming it).
+fn write_html(report: &Report, trace: &Trace, name: &str, path: &str) -> io::Result<()> {
+    let html = crate::output::html::render(report, trace, name)
+        .map_err(|e| io::Error::other(format!("{path}: {e:#}")))?;
+    std::fs::write(path, html).map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}")))
 }
 
 /// Print the reports `d` asks for: text tables, or JSON (one document for `--summary`, NDJSON
@@ -214,6 +245,7 @@ pub fn read_file(path: &str, d: &DisplayArgs) -> Result<Outcome> {
         src.set_filter(f)?;
     }
     let mut run = Run::new(d, src.linktype());
+    run.set_source(shown);
     let mut progress = Progress::for_file(path, run.print_packets);
     let mut read_err = None;
     while !run.done() {
