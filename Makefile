@@ -7,6 +7,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages the build, the tests and the demo need.
 DEB_PACKAGES := libpcap-dev pkg-config libibverbs-dev librdmacm-dev libclang-dev fonts-dejavu-core \
                 tshark tcpdump mandoc iproute2 time bc jq
+# Headless browser for tests/html.rs, installed only under CI (the test skips without it).
+ifneq ($(CI),)
+DEB_PACKAGES += chromium
+endif
 
 # rdma-sys 0.3 builds its bindings with bindgen 0.59, which fails on libclang >= 16: prefer the
 # oldest installed libclang (Debian 12 ships 14) unless the caller set LIBCLANG_PATH.
