@@ -255,6 +255,10 @@ pub struct ReportArgs {
     /// FILE; without -q/--summary/--messages/--gaps nothing else is printed.
     #[arg(long, value_name = "FILE")]
     pub html: Option<String>,
+    /// Print every column of the report tables however wide they are (by default, on a
+    /// terminal, the least important columns are hidden to fit its width).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 impl ReportArgs {

@@ -179,7 +179,7 @@ fn write_html(report: &Report, trace: &Trace, name: &str, path: &str) -> io::Res
 /// # Errors
 /// Output I/O errors.
 pub fn write_reports(report: &Report, d: &DisplayArgs, out: &mut dyn Write) -> io::Result<()> {
-    use crate::output::summary::{write_gaps, write_messages, write_summary};
+    use crate::output::summary::{write_gaps, write_messages, write_summary_fit};
     let r: &ReportArgs = &d.report;
     // `-q` alone means the summary.
     let summary = r.summary || !(r.messages || r.gaps);
@@ -205,7 +205,12 @@ pub fn write_reports(report: &Report, d: &DisplayArgs, out: &mut dyn Write) -> i
     }
     let color = d.color.enabled();
     if summary {
-        write_summary(report, out, color)?;
+        let width = if r.wide {
+            None
+        } else {
+            crate::output::fit::terminal_width()
+        };
+        write_summary_fit(report, out, color, width)?;
     }
     if r.messages {
         write_messages(report, out, color)?;
