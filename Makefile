@@ -19,7 +19,7 @@ ifneq ($(LIBCLANG_PATH),)
 export LIBCLANG_PATH
 endif
 
-.PHONY: all build deps demo test fmt clippy bench clean assets fuzz
+.PHONY: all build deps demo test fmt clippy bench clean assets fuzz plots
 
 all: build
 
@@ -68,6 +68,14 @@ fuzz:
 ## assets: regenerate man/ and completions/ from the CLI definitions.
 assets:
 	$(CARGO) run --quiet --example gen_assets
+
+## plots: regenerate the README's pictures (docs/plots/) from the bundled samples with `plot`.
+PLOTS := psn:write_bw rate:congestion psn:congestion latency:read_timeout messages:write_bw
+plots:
+	$(CARGO) build --quiet
+	@mkdir -p docs/plots; for p in $(PLOTS); do k=$${p%%:*}; s=$${p##*:}; \
+	  ./target/debug/roce-inspect plot samples/$$s.pcap --kind $$k -o docs/plots/$$k-$$s.png || exit 1; \
+	  echo "docs/plots/$$k-$$s.png"; done
 
 bench: deps
 	$(CARGO) bench --bench decode
