@@ -11,8 +11,22 @@ use super::select::{Selection, label};
 use super::{Trace, err, font::FAMILY};
 use crate::analyze::Report;
 
-/// Most bars drawn per lane.
-pub const MAX_BARS: usize = 5000;
+/// Above this many messages in a lane, bars of the same status less than a pixel apart are
+/// drawn as one.
+pub const MERGE_ABOVE: usize = 2000;
+
+/// Merge time-ordered bars (start ns, end ns, failed) of one status whose gap is under `gap_ns`.
+pub fn merge(mut bars: Vec<(u64, u64, bool)>, gap_ns: u64) -> Vec<(u64, u64, bool)> {
+    bars.sort_by_key(|b| (b.2, b.0));
+    let mut out: Vec<(u64, u64, bool)> = Vec::new();
+    for b in bars {
+        match out.last_mut() {
+            Some(r) if r.2 == b.2 && b.0 <= r.1.saturating_add(gap_ns) => r.1 = r.1.max(b.1),
+            _ => out.push(b),
+        }
+    }
+    out
+}
 
 /// Draw the message lanes of the selected flows.
 ///
@@ -65,29 +79,31 @@ where
     // Below one pixel a bar would vanish: draw a square marker instead.
     let px_ns = (win.hi_ns - win.lo_ns) / u64::from(body.dim_in_pixel().0.max(1));
     let mut counts = [0usize; 2];
-    let mut capped = false;
+    let mut merged = false;
+    let mut dropped = 0u64;
     for (lane, &i) in sel.flows.iter().enumerate() {
         let y = lane as f64;
-        let bars: Vec<_> = trace.flows[i]
-            .msgs
+        let msgs = &trace.flows[i].msgs;
+        dropped += msgs.dropped;
+        let bars: Vec<(u64, u64, bool)> = msgs
             .v
             .iter()
             .filter(|m| m.end >= win.lo_ns && m.start <= win.hi_ns)
-            .take(MAX_BARS)
+            .map(|m| (m.start.max(win.lo_ns), m.end.min(win.hi_ns), m.failed))
             .collect();
-        capped |= bars.len() == MAX_BARS;
-        for m in bars {
-            let mark = if m.failed {
-                Mark::MsgFailed
-            } else {
-                Mark::MsgOk
-            };
-            counts[usize::from(m.failed)] += 1;
-            let (a, b) = (
-                win.x(m.start.max(win.lo_ns), unit),
-                win.x(m.end.min(win.hi_ns), unit),
-            );
-            if m.end - m.start < px_ns.max(1) {
+        for b in &bars {
+            counts[usize::from(b.2)] += 1;
+        }
+        let runs = if bars.len() > MERGE_ABOVE {
+            merged = true;
+            merge(bars, px_ns)
+        } else {
+            bars
+        };
+        for (start, end, failed) in runs {
+            let mark = if failed { Mark::MsgFailed } else { Mark::MsgOk };
+            let (a, b) = (win.x(start, unit), win.x(end, unit));
+            if end - start < px_ns.max(1) {
                 chart
                     .draw_series(std::iter::once(marker(mark, (a, y), mark.color())))
                     .map_err(err)?;
@@ -101,6 +117,11 @@ where
             }
         }
     }
+    let extra = match (merged, dropped) {
+        (false, 0) => String::new(),
+        (true, 0) => "; bars under a pixel apart merged".to_string(),
+        (_, d) => format!("; {d} past the recorder's cap not drawn"),
+    };
     for (m, n, what) in [
         (Mark::MsgOk, counts[0], "complete"),
         (
@@ -112,10 +133,7 @@ where
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), u32>>())
             .map_err(err)?
-            .label(format!(
-                "{what} ({n}{})",
-                if capped { ", lanes capped" } else { "" }
-            ))
+            .label(format!("{what} ({n}{extra})"))
             .legend(move |c| marker(m, c, m.legend_color()));
     }
     chart
@@ -127,4 +145,23 @@ where
         .draw()
         .map_err(err)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_close_bars_of_one_status() {
+        let bars = vec![
+            (0, 10, false),
+            (12, 20, false),
+            (50, 60, false),
+            (15, 16, true),
+        ];
+        assert_eq!(
+            merge(bars, 5),
+            vec![(0, 20, false), (50, 60, false), (15, 16, true)]
+        );
+    }
 }

@@ -16,6 +16,10 @@ use crate::analyze::psn::psn_diff;
 
 /// Pixel columns used to thin dense series.
 const COLUMNS: usize = 1200;
+/// Most first-transmission dots drawn per panel; denser series are drawn as a line.
+pub const MAX_DOTS: usize = 1500;
+/// Most markers of one kind drawn per panel before they are thinned to pixel columns.
+pub const MAX_DRAWN: usize = 5000;
 
 /// Unwraps 24-bit PSNs against the flow's first transmissions.
 pub struct Unwrap {
@@ -83,6 +87,20 @@ pub fn thin(points: impl Iterator<Item = (f64, f64)>, x: &std::ops::Range<f64>) 
         }
     }
     out
+}
+
+/// Times of markers drawn on one row: all of them up to [`MAX_DRAWN`], else one per pixel
+/// column.
+pub fn thin_x(xs: &[f64], xr: &std::ops::Range<f64>) -> Vec<f64> {
+    if xs.len() <= MAX_DRAWN {
+        return xs.to_vec();
+    }
+    let mut v: Vec<f64> = thin(xs.iter().map(|&x| (x, 0.0)), xr)
+        .into_iter()
+        .map(|p| p.0)
+        .collect();
+    v.dedup();
+    v
 }
 
 /// Draw the PSN graph of every selected flow.
@@ -221,11 +239,23 @@ where
         .draw()
         .map_err(err)?;
     let n = |v: usize, what: &str| format!("{what} ({v})");
-    chart
-        .draw_series(sent.iter().map(|&p| Circle::new(p, 2, SENT.filled())))
-        .map_err(err)?
-        .label(n(t.sent.pts.len(), "sent in sequence"))
-        .legend(|c| Circle::new(c, 3, SENT.filled()));
+    if sent.len() <= MAX_DOTS {
+        chart
+            .draw_series(sent.iter().map(|&p| Circle::new(p, 2, SENT.filled())))
+            .map_err(err)?
+            .label(n(t.sent.pts.len(), "sent in sequence"))
+            .legend(|c| Circle::new(c, 3, SENT.filled()));
+    } else {
+        // Too dense for dots: one line through the pixel columns' extremes.
+        chart
+            .draw_series(LineSeries::new(sent.iter().copied(), SENT.stroke_width(2)))
+            .map_err(err)?
+            .label(format!(
+                "sent in sequence ({} kept, line)",
+                t.sent.pts.len()
+            ))
+            .legend(|(a, b)| PathElement::new(vec![(a - 6, b), (a + 6, b)], SENT.stroke_width(2)));
+    }
     if !acks.is_empty() {
         chart
             .draw_series(LineSeries::new(acks.iter().copied(), ACK.stroke_width(1)))
@@ -244,17 +274,32 @@ where
         if pts.is_empty() {
             continue;
         }
+        // Past MAX_DRAWN markers of a kind, keep the lowest and highest per pixel column: the
+        // picture is the same, the SVG stays small, and the legend says so.
+        let (drawn, label) = if pts.len() > MAX_DRAWN {
+            let d = thin(pts.iter().copied(), &xr);
+            let l = format!(
+                "{what} ({}; {} drawn, thinned to pixels)",
+                pts.len(),
+                d.len()
+            );
+            (d, l)
+        } else {
+            (pts.clone(), n(pts.len(), what))
+        };
         chart
-            .draw_series(pts.iter().map(|&p| marker(m, p, m.color())))
+            .draw_series(drawn.iter().map(|&p| marker(m, p, m.color())))
             .map_err(err)?
-            .label(n(pts.len(), what))
+            .label(label)
             .legend(move |c| marker(m, c, m.legend_color()));
     }
     if !cnps.is_empty() {
         let top = hi + pad;
+        let drawn = thin_x(&cnps, &xr);
         chart
             .draw_series(
-                cnps.iter()
+                drawn
+                    .iter()
                     .map(|&cx| marker(Mark::Cnp, (cx, top), Mark::Cnp.color())),
             )
             .map_err(err)?

@@ -149,18 +149,16 @@ where
             .draw()
             .map_err(err)?;
     }
-    congestion(&lower, report, trace, sel, &series, unit, uname)
+    congestion(&lower, trace, sel, &series, (unit, uname))
 }
 
 /// The lower panel: CE fraction per bin and CNP arrivals.
 fn congestion<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
-    report: &Report,
     trace: &Trace,
     sel: &Selection,
     series: &[(usize, Vec<RateBin>)],
-    unit: f64,
-    uname: &str,
+    (unit, uname): (f64, &str),
 ) -> Result<()>
 where
     DB::ErrorType: 'static,
@@ -206,14 +204,14 @@ where
         cnps += arrivals.len();
         // CNPs ride just above the fraction scale, one row per flow.
         let y = 1.16 - 0.03 * (k % 4) as f64;
+        let drawn = super::psn::thin_x(&arrivals, &win.range(unit));
         chart
             .draw_series(
-                arrivals
+                drawn
                     .iter()
                     .map(|&cx| marker(Mark::Cnp, (cx, y), Mark::Cnp.color())),
             )
             .map_err(err)?;
-        let _ = report;
     }
     if cnps > 0 {
         chart
