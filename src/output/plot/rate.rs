@@ -40,10 +40,12 @@ const MAX_DRAWN_BINS: u64 = 20_000;
 /// One re-binned interval: (bin start ns, payload bytes, transport bytes, packets, CE packets).
 pub type RateBin = (u64, u64, u64, u32, u32);
 
-/// One flow's bins re-binned to `width` over the whole window, empty bins included (zero).
+/// One flow's bins re-binned to `width` over the window, empty bins included (zero).
 pub fn rebin(trace: &Trace, t: &FlowTrace, win: &Window, width: u64) -> Vec<RateBin> {
     let t0 = trace.t0.unwrap_or(win.lo_ns);
-    let n = ((win.hi_ns - win.lo_ns) / width + 1) as usize;
+    // A last bin cut by the window's end would show a false drop: it is kept only when it
+    // covers at least half a bin, and its packets are then counted over a whole bin.
+    let n = ((win.hi_ns - win.lo_ns + width / 2) / width).max(1) as usize;
     let mut out: Vec<RateBin> = (0..n)
         .map(|k| (win.lo_ns + k as u64 * width, 0, 0, 0, 0))
         .collect();
@@ -52,7 +54,9 @@ pub fn rebin(trace: &Trace, t: &FlowTrace, win: &Window, width: u64) -> Vec<Rate
         if !win.contains(ts) {
             continue;
         }
-        let o = &mut out[((ts - win.lo_ns) / width) as usize];
+        let Some(o) = out.get_mut(((ts - win.lo_ns) / width) as usize) else {
+            continue;
+        };
         o.1 += b.payload;
         o.2 += b.transport;
         o.3 += b.packets;

@@ -12,8 +12,10 @@ use crate::decode::{AethKind, NakCode};
 const MAX_POINTS: usize = 1 << 16;
 /// Most markers of one kind kept per flow; further ones are counted in `dropped`.
 pub const MAX_MARKS: usize = 1 << 18;
-/// Most rate bins per flow before all bins double their width.
-const MAX_BINS: u64 = 4096;
+/// Most rate bins across the capture before all bins double their width (bins are stored
+/// sparsely, only where a flow sent something): fine enough that a decimal `--bin` is a whole
+/// number of them in practice.
+const MAX_BINS: u64 = 65_536;
 /// Most latency samples or messages kept per flow.
 const MAX_SAMPLES: usize = 1 << 16;
 
