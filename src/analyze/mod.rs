@@ -707,10 +707,7 @@ impl Analyzer {
                     }
                 });
                 debug_assert_eq!(found, self.cnp_target_scan(i), "unpaired index");
-                match found {
-                    Some(j) => j,
-                    None => return None,
-                }
+                found?
             }
         };
         let paired = self.flows[target].peer.is_some();

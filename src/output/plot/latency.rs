@@ -11,6 +11,9 @@ use super::select::{Selection, label};
 use super::{Trace, err, font::FAMILY};
 use crate::analyze::Report;
 
+/// CDF points: (µs, fraction ≤).
+type Curve = Vec<(f64, f64)>;
+
 /// Most points drawn per CDF.
 const CDF_POINTS: usize = 600;
 
@@ -51,7 +54,7 @@ where
     }
     let (top, body) = root.split_vertically(36);
     top.titled(&title, (FAMILY, 20)).map_err(err)?;
-    let curves: Vec<(usize, Vec<(f64, f64)>, Vec<(f64, f64)>)> = sel
+    let curves: Vec<(usize, Curve, Curve)> = sel
         .flows
         .iter()
         .map(|&i| {

@@ -14,6 +14,9 @@ use super::{err, font::FAMILY};
 use crate::analyze::Report;
 use crate::analyze::psn::psn_diff;
 
+/// A point in data coordinates.
+type Pt = (f64, f64);
+
 /// Pixel columns used to thin dense series.
 const COLUMNS: usize = 1200;
 /// Most first-transmission dots drawn per panel; denser series are drawn as a line.
@@ -57,7 +60,7 @@ impl Unwrap {
 /// Keep the lowest and highest point of each pixel column, in time order.
 pub fn thin(points: impl Iterator<Item = (f64, f64)>, x: &std::ops::Range<f64>) -> Vec<(f64, f64)> {
     let w = (x.end - x.start).max(f64::MIN_POSITIVE);
-    let mut cols: Vec<Option<((f64, f64), (f64, f64))>> = vec![None; COLUMNS + 1];
+    let mut cols: Vec<Option<(Pt, Pt)>> = vec![None; COLUMNS + 1];
     let mut order = Vec::new();
     for (px, py) in points {
         let c = (((px - x.start) / w) * COLUMNS as f64).clamp(0.0, COLUMNS as f64) as usize;
@@ -263,7 +266,7 @@ where
             .label("ACKed PSN (reverse flow)")
             .legend(|(a, b)| PathElement::new(vec![(a - 6, b), (a + 6, b)], ACK.stroke_width(2)));
     }
-    let shapes: [(Mark, &Vec<(f64, f64)>, &str); 5] = [
+    let shapes: [(Mark, &Vec<Pt>, &str); 5] = [
         (Mark::Ce, &ce, "CE-marked"),
         (Mark::Gap, &gaps, "gap (first missing PSN)"),
         (Mark::Retx, &retx, "retransmission"),
