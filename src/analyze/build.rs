@@ -56,6 +56,7 @@ pub(super) fn build(mut a: Analyzer) -> Report {
                 // READ requests and other PSN-only pieces are never "open" messages.
                 if !m.complete {
                     f.incomplete += 1;
+                    super::tap::emit(&mut a.tap, super::tap::TapEvent::Message(&m));
                     if a.cfg.keep_messages {
                         a.messages.push(m);
                     }

@@ -86,7 +86,8 @@ pub enum TapEvent<'a> {
         /// Round-trip time, ns.
         rtt_ns: u64,
     },
-    /// A message completed by reassembly (READ latency in `read_latency_ns`).
+    /// A message completed by reassembly (READ latency in `read_latency_ns`), or, at the end of
+    /// the analysis, one still open (`complete` false).
     Message(&'a Message),
 }
 
