@@ -17,16 +17,23 @@ type Curve = Vec<(f64, f64)>;
 /// Most points drawn per CDF.
 const CDF_POINTS: usize = 600;
 
-/// The empirical CDF of `v` (ns) as (µs, fraction ≤) points, thinned to [`CDF_POINTS`].
+/// The empirical CDF of `v` (ns) as (µs, fraction ≤) points from 0 at the smallest sample,
+/// thinned to [`CDF_POINTS`].
 pub fn cdf(v: &[u64]) -> Vec<(f64, f64)> {
     let mut s = v.to_vec();
     s.sort_unstable();
     let n = s.len();
     let step = n.div_ceil(CDF_POINTS).max(1);
-    let mut out: Vec<(f64, f64)> = (0..n)
-        .step_by(step)
-        .map(|k| ((s[k] as f64 / 1e3).max(1e-3), (k + 1) as f64 / n as f64))
+    let mut out: Vec<(f64, f64)> = s
+        .first()
+        .map(|&v| ((v as f64 / 1e3).max(1e-3), 0.0))
+        .into_iter()
         .collect();
+    out.extend(
+        (0..n)
+            .step_by(step)
+            .map(|k| ((s[k] as f64 / 1e3).max(1e-3), (k + 1) as f64 / n as f64)),
+    );
     if let Some(&l) = s.last()
         && out.last().is_some_and(|p| p.1 < 1.0)
     {
@@ -77,18 +84,32 @@ where
         .map_err(err)?;
         return Ok(());
     }
-    let xr = (lo / 1.5)..(hi * 1.5);
+    // Whole decades, at least one, so that the log axis has labelled ticks even when every
+    // sample is the same.
+    let lo_d = 10f64.powf((lo / 1.2).log10().floor());
+    let hi_d = 10f64.powf((hi * 1.2).log10().ceil()).max(lo_d * 10.0);
+    // The axis is log10(µs), labelled with the decades' values (plotters' own log axis leaves a
+    // single decade unlabelled).
+    let xr = lo_d.log10()..hi_d.log10();
+    let decades = (xr.end - xr.start).round() as usize;
     let mut chart = ChartBuilder::on(&body)
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d(xr.log_scale(), 0.0..1.02)
+        .build_cartesian_2d(xr, 0.0..1.02)
         .map_err(err)?;
     chart
         .configure_mesh()
         .x_desc("latency (µs, log scale)")
         .y_desc("fraction of samples ≤ x")
-        .x_label_formatter(&|v| format!("{v}"))
+        .x_labels(decades + 1)
+        .x_label_formatter(&|v| {
+            if (v - v.round()).abs() < 1e-6 {
+                format!("{}", 10f64.powi(v.round() as i32))
+            } else {
+                String::new()
+            }
+        })
         .label_style((FAMILY, 13))
         .axis_desc_style((FAMILY, 14))
         .light_line_style(RGBColor(235, 235, 235))
@@ -99,7 +120,10 @@ where
         let t = &trace.flows[*i];
         if !rtt.is_empty() {
             chart
-                .draw_series(LineSeries::new(rtt.iter().copied(), c.stroke_width(2)))
+                .draw_series(LineSeries::new(
+                    rtt.iter().map(|p| (p.0.log10(), p.1)),
+                    c.stroke_width(2),
+                ))
                 .map_err(err)?
                 .label(format!(
                     "{} ACK RTT (n={})",
@@ -113,7 +137,7 @@ where
         if !read.is_empty() {
             chart
                 .draw_series(DashedLineSeries::new(
-                    read.iter().copied(),
+                    read.iter().map(|p| (p.0.log10(), p.1)),
                     6,
                     4,
                     c.stroke_width(2),
@@ -150,10 +174,13 @@ mod tests {
     #[test]
     fn cdf_ends_at_one_and_rises() {
         let c = cdf(&[3000, 1000, 2000, 4000]);
-        assert_eq!(c, vec![(1.0, 0.25), (2.0, 0.5), (3.0, 0.75), (4.0, 1.0)]);
+        assert_eq!(
+            c,
+            vec![(1.0, 0.0), (1.0, 0.25), (2.0, 0.5), (3.0, 0.75), (4.0, 1.0)]
+        );
         let big: Vec<u64> = (0..10_000).collect();
         let c = cdf(&big);
-        assert!(c.len() <= CDF_POINTS + 1);
+        assert!(c.len() <= CDF_POINTS + 2);
         assert_eq!(c.last().map(|p| p.1), Some(1.0));
         assert!(c.windows(2).all(|w| w[0].1 < w[1].1 && w[0].0 <= w[1].0));
     }
