@@ -91,10 +91,14 @@ pub enum TapEvent<'a> {
     Message(&'a Message),
 }
 
-/// A consumer of [`TapEvent`]s, set with `Analyzer::set_tap`.
-pub trait Tap: Send {
+/// A consumer of [`TapEvent`]s, set with `Analyzer::set_tap` and taken back with
+/// `Analyzer::take_tap` before `finish`.
+pub trait Tap: Send + 'static {
     /// Called for each event, in capture order.
     fn event(&mut self, ev: &TapEvent<'_>);
+
+    /// The tap as `Any`, so that its owner can downcast it back to its concrete type.
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send>;
 }
 
 /// Deliver `ev` to the tap, if any.

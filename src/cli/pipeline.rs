@@ -49,8 +49,6 @@ pub struct Run {
     /// Whether per-packet output is printed (not with `-q`, nor with a JSON report).
     pub print_packets: bool,
     analyzer: Option<Analyzer>,
-    /// The plots' recorder, tapped into the analyzer for `--html`.
-    recorder: Option<Recorder>,
     /// The capture's name for the HTML report's title.
     source: String,
     display: DisplayArgs,
@@ -70,9 +68,9 @@ impl Run {
                 ..AnalyzeConfig::default()
             })
         });
-        let recorder = r.html.as_ref().map(|_| Recorder::default());
-        if let (Some(a), Some(rec)) = (&mut analyzer, &recorder) {
-            a.set_tap(Box::new(rec.clone()));
+        // `--html`: a recorder tapped into the analyzer, taken back at the end.
+        if let (Some(a), Some(_)) = (&mut analyzer, &r.html) {
+            a.set_tap(Box::new(Recorder::default()));
         }
         Run {
             cfg: DecodeConfig::with_ports(&display.roce_ports),
@@ -80,7 +78,6 @@ impl Run {
             printer: make_printer(display),
             print_packets: !(r.quiet || r.html.is_some() || (display.json && r.wanted())),
             analyzer,
-            recorder,
             source: "capture".to_string(),
             display: display.clone(),
             frames: 0,
@@ -148,15 +145,16 @@ impl Run {
     /// Output I/O errors.
     pub fn finish(&mut self) -> io::Result<()> {
         self.printer.flush()?;
-        if let Some(a) = self.analyzer.take() {
+        if let Some(mut a) = self.analyzer.take() {
+            let tap = a.take_tap();
             let report = a.finish();
             if self.display.report.text_wanted() {
                 let mut out = io::stdout().lock();
                 write_reports(&report, &self.display, &mut out)?;
                 out.flush()?;
             }
-            if let (Some(path), Some(rec)) = (&self.display.report.html, &self.recorder) {
-                write_html(&report, &rec.take(), &self.source, path)?;
+            if let Some(path) = &self.display.report.html {
+                write_html(&report, &Recorder::from_tap(tap), &self.source, path)?;
             }
         }
         Ok(())

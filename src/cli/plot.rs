@@ -90,9 +90,8 @@ pub fn analyze_file(
     }
     let dcfg = DecodeConfig::with_ports(roce_ports);
     let linktype = src.linktype();
-    let rec = Recorder::default();
     let mut a = Analyzer::new(cfg);
-    a.set_tap(Box::new(rec.clone()));
+    a.set_tap(Box::new(Recorder::default()));
     loop {
         match src.next_record() {
             Ok(Some(r)) => {
@@ -106,8 +105,9 @@ pub fn analyze_file(
             }
         }
     }
+    let tap = a.take_tap();
     let report = a.finish();
-    Ok((report, rec.take()))
+    Ok((report, Recorder::from_tap(tap)))
 }
 
 /// `roce-inspect plot`.

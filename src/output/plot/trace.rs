@@ -2,8 +2,6 @@
 //! draw, within fixed memory bounds (ordinary points are thinned by a doubling stride, rate bins
 //! are coarsened by doubling their width, marker lists are capped and the cap is reported).
 
-use std::sync::{Arc, Mutex, PoisonError};
-
 use crate::analyze::psn::PsnVerdict;
 use crate::analyze::tap::{Tap, TapEvent};
 use crate::decode::{AethKind, NakCode};
@@ -17,7 +15,7 @@ pub const MAX_MARKS: usize = 1 << 18;
 /// number of them in practice.
 const MAX_BINS: u64 = 65_536;
 /// Most latency samples or messages kept per flow.
-const MAX_SAMPLES: usize = 1 << 16;
+const MAX_SAMPLES: usize = 1 << 14;
 
 /// A series of (time ns, value) points thinned to at most [`MAX_POINTS`] by keeping every
 /// `stride`-th point, the stride doubling when the series is full.
@@ -27,28 +25,26 @@ pub struct Thinned {
     pub pts: Vec<(u64, u32)>,
     /// Keep one point in `stride` (1 at first).
     pub stride: u64,
-    seen: u64,
+    /// Points still to skip before the next one kept.
+    skip: u64,
 }
 
 impl Thinned {
     fn push(&mut self, ts: u64, v: u32) {
-        if self.stride == 0 {
-            self.stride = 1;
+        if self.skip > 0 {
+            self.skip -= 1;
+            return;
         }
-        if self.seen % self.stride == 0 {
-            if self.pts.len() >= MAX_POINTS {
-                let mut k = 0;
-                self.pts.retain(|_| {
-                    k += 1;
-                    k % 2 == 1
-                });
-                self.stride *= 2;
-            }
-            if self.seen % self.stride == 0 {
-                self.pts.push((ts, v));
-            }
+        if self.pts.len() >= MAX_POINTS {
+            let mut k = 0;
+            self.pts.retain(|_| {
+                k += 1;
+                k % 2 == 1
+            });
+            self.stride = self.stride.max(1) * 2;
         }
-        self.seen += 1;
+        self.pts.push((ts, v));
+        self.skip = self.stride.max(1) - 1;
     }
 }
 
@@ -319,22 +315,71 @@ impl Trace {
     }
 }
 
-/// A [`Tap`] filling a [`Trace`] shared with the caller.
+/// A [`Tap`] filling a [`Trace`]: set it on the analyzer, then take it back with
+/// [`Recorder::from_tap`].
 #[derive(Clone, Debug, Default)]
-pub struct Recorder(pub Arc<Mutex<Trace>>);
+pub struct Recorder(pub Trace);
 
 impl Recorder {
-    /// The trace recorded so far (a copy-free take: the recorder is left empty).
-    pub fn take(&self) -> Trace {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    /// The trace of a tap taken back from the analyzer (`Analyzer::take_tap`); an empty one
+    /// when the tap is not a `Recorder`.
+    pub fn from_tap(tap: Option<Box<dyn Tap>>) -> Trace {
+        tap.and_then(|t| t.into_any().downcast::<Recorder>().ok())
+            .map(|r| r.0)
+            .unwrap_or_default()
     }
 }
 
 impl Tap for Recorder {
     fn event(&mut self, ev: &TapEvent<'_>) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .event(ev);
+        self.0.event(ev);
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thinning_is_bounded_and_even() {
+        let mut t = Thinned::default();
+        let n = 10 * MAX_POINTS as u64 + 7;
+        for i in 0..n {
+            t.push(i, i as u32);
+        }
+        assert!(
+            t.pts.len() <= MAX_POINTS && t.pts.len() > MAX_POINTS / 2,
+            "{}",
+            t.pts.len()
+        );
+        assert_eq!(t.pts[0], (0, 0), "the first point is kept");
+        assert_eq!(t.stride, 16);
+        // Kept points stay in order, at most two strides apart, and reach the end.
+        assert!(
+            t.pts
+                .windows(2)
+                .all(|w| w[1].0 > w[0].0 && w[1].0 - w[0].0 <= 2 * t.stride)
+        );
+        assert!(t.pts.last().is_some_and(|p| n - p.0 <= t.stride));
+    }
+
+    #[test]
+    fn bins_coarsen_and_keep_every_byte() {
+        let mut tr = Trace::default();
+        let span = 3 * MAX_BINS * 1000;
+        for k in 0..1000u64 {
+            tr.bin(0, k * span / 1000, 10, 20, k % 2 == 0);
+        }
+        assert!(tr.bin_ns >= 4000, "{}", tr.bin_ns);
+        let b = &tr.flows[0].bins;
+        assert_eq!(b.iter().map(|b| b.payload).sum::<u64>(), 10_000);
+        assert_eq!(b.iter().map(|b| b.transport).sum::<u64>(), 20_000);
+        assert_eq!(b.iter().map(|b| u64::from(b.ce)).sum::<u64>(), 500);
+        assert!(b.windows(2).all(|w| w[0].idx < w[1].idx));
+        assert!(b.last().is_some_and(|l| l.idx < MAX_BINS));
     }
 }
