@@ -5,8 +5,12 @@ CARGO ?= cargo
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages the build, the tests and the demo need.
-DEB_PACKAGES := libpcap-dev pkg-config libibverbs-dev librdmacm-dev libclang-dev \
+DEB_PACKAGES := libpcap-dev pkg-config libibverbs-dev librdmacm-dev libclang-dev fonts-dejavu-core \
                 tshark tcpdump mandoc iproute2 time bc jq
+# Headless browser for tests/html.rs, installed only under CI (the test skips without it).
+ifneq ($(CI),)
+DEB_PACKAGES += chromium
+endif
 
 # rdma-sys 0.3 builds its bindings with bindgen 0.59, which fails on libclang >= 16: prefer the
 # oldest installed libclang (Debian 12 ships 14) unless the caller set LIBCLANG_PATH.
@@ -15,7 +19,7 @@ ifneq ($(LIBCLANG_PATH),)
 export LIBCLANG_PATH
 endif
 
-.PHONY: all build deps demo test fmt clippy bench clean assets fuzz samples install
+.PHONY: all build deps demo test fmt clippy bench clean assets fuzz samples install plots
 
 all: build
 
@@ -81,6 +85,14 @@ fuzz:
 ## assets: regenerate man/ and completions/ from the CLI definitions.
 assets:
 	$(CARGO) run --quiet --example gen_assets
+
+## plots: regenerate the README's pictures (docs/plots/) from the bundled samples with `plot`.
+PLOTS := psn:write_bw rate:congestion psn:congestion latency:read_timeout messages:write_bw
+plots:
+	$(CARGO) build --quiet
+	@mkdir -p docs/plots; for p in $(PLOTS); do k=$${p%%:*}; s=$${p##*:}; \
+	  ./target/debug/roce-inspect plot samples/$$s.pcap --kind $$k -o docs/plots/$$k-$$s.png || exit 1; \
+	  echo "docs/plots/$$k-$$s.png"; done
 
 bench: deps
 	$(CARGO) bench --bench decode

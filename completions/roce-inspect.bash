@@ -31,6 +31,9 @@ _roce__inspect() {
             roce__inspect,list)
                 cmd="roce__inspect__subcmd__list"
                 ;;
+            roce__inspect,plot)
+                cmd="roce__inspect__subcmd__plot"
+                ;;
             roce__inspect,read)
                 cmd="roce__inspect__subcmd__read"
                 ;;
@@ -46,6 +49,9 @@ _roce__inspect() {
             roce__inspect__subcmd__help,list)
                 cmd="roce__inspect__subcmd__help__subcmd__list"
                 ;;
+            roce__inspect__subcmd__help,plot)
+                cmd="roce__inspect__subcmd__help__subcmd__plot"
+                ;;
             roce__inspect__subcmd__help,read)
                 cmd="roce__inspect__subcmd__help__subcmd__read"
                 ;;
@@ -56,7 +62,7 @@ _roce__inspect() {
 
     case "${cmd}" in
         roce__inspect)
-            opts="-h -V --help --version read capture generate list interfaces help"
+            opts="-h -V --help --version read capture generate list interfaces plot help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -70,7 +76,7 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__capture)
-            opts="-i -w -c -f -V -n -q -h --snaplen --promisc --buffer-size --write --buffered --duration --count --filter --qp --opcode --json --verbose --all --color --roce-port --vxlan-port --mirror-time --summary --quiet --messages --gaps --mtu --max-flows --encap-session --help"
+            opts="-i -w -c -f -V -n -q -h --snaplen --promisc --buffer-size --write --buffered --duration --count --filter --qp --opcode --json --verbose --all --color --roce-port --vxlan-port --mirror-time --summary --quiet --messages --gaps --mtu --max-flows --encap-session --html --wide --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -141,6 +147,10 @@ _roce__inspect() {
                     return 0
                     ;;
                 --max-flows)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --html)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -218,7 +228,7 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__help)
-            opts="read capture generate list help"
+            opts="read capture generate list plot help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -287,6 +297,20 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        roce__inspect__subcmd__help__subcmd__plot)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         roce__inspect__subcmd__help__subcmd__read)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -315,8 +339,74 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        roce__inspect__subcmd__plot)
+            opts="-o -f -h --kind --output --qp --filter --from --to --bin --top --width --mtu --roce-port --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kind)
+                    COMPREPLY=($(compgen -W "psn rate latency messages" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --qp)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --filter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --top)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --width)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mtu)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --roce-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         roce__inspect__subcmd__read)
-            opts="-r -c -f -V -n -q -h --threads --count --filter --qp --opcode --json --verbose --all --color --roce-port --vxlan-port --mirror-time --summary --quiet --messages --gaps --mtu --max-flows --encap-session --help"
+            opts="-r -c -f -V -n -q -h --threads --count --filter --qp --opcode --json --verbose --all --color --roce-port --vxlan-port --mirror-time --summary --quiet --messages --gaps --mtu --max-flows --encap-session --html --wide --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -371,6 +461,10 @@ _roce__inspect() {
                     return 0
                     ;;
                 --max-flows)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --html)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -27,6 +27,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand generate 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw'
             cand list 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
             cand interfaces 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
+            cand plot 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'roce-inspect;read'= {
@@ -43,6 +44,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand --vxlan-port 'Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable), e.g. `--vxlan-port 8472` for Linux''s old default'
             cand --mtu 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`'
             cand --max-flows 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed'
+            cand --html 'Also write a self-contained HTML report (tables, loss stories, congestion, plots) to FILE; without -q/--summary/--messages/--gaps nothing else is printed'
             cand --json 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`'
             cand -V 'Print the full header tree of every packet, like `tshark -V`'
             cand --verbose 'Print the full header tree of every packet, like `tshark -V`'
@@ -55,6 +57,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand --messages 'List the reassembled messages (SEND, WRITE, READ, atomics) per flow; NDJSON with `--json`'
             cand --gaps 'List the PSN gaps with their NAK and retransmission (the loss stories); NDJSON with `--json`'
             cand --encap-session 'Split flows by mirror session too: the ERSPAN session ID or VXLAN VNI the frame came through (one job mirrored from several ports)'
+            cand --wide 'Print every column of the report tables however wide they are (by default, on a terminal, the least important columns are hidden to fit its width)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -76,6 +79,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand --vxlan-port 'Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable), e.g. `--vxlan-port 8472` for Linux''s old default'
             cand --mtu 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`'
             cand --max-flows 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed'
+            cand --html 'Also write a self-contained HTML report (tables, loss stories, congestion, plots) to FILE; without -q/--summary/--messages/--gaps nothing else is printed'
             cand --promisc 'Put the interface into promiscuous mode (off by default; a mirror port usually needs it)'
             cand --buffered 'Hand packets over in blocks (at most 100 ms late) instead of one by one: much higher packet rates without drops. The default when standard output is not a terminal or a pipe (e.g. `-w FILE > /dev/null`); this forces it for terminals and pipes too'
             cand --json 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`'
@@ -90,6 +94,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand --messages 'List the reassembled messages (SEND, WRITE, READ, atomics) per flow; NDJSON with `--json`'
             cand --gaps 'List the PSN gaps with their NAK and retransmission (the loss stories); NDJSON with `--json`'
             cand --encap-session 'Split flows by mirror session too: the ERSPAN session ID or VXLAN VNI the frame came through (one job mirrored from several ports)'
+            cand --wide 'Print every column of the report tables however wide they are (by default, on a terminal, the least important columns are hidden to fit its width)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
@@ -121,11 +126,29 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'roce-inspect;plot'= {
+            cand --kind 'What to draw: psn (PSN against time, tcptrace style), rate (throughput and congestion), latency (ACK RTT and READ latency CDFs), messages (message time lines)'
+            cand -o 'Output file: SVG, or PNG when it ends in `.png`'
+            cand --output 'Output file: SVG, or PNG when it ends in `.png`'
+            cand --qp 'Only flows to this destination QP (decimal or 0x hex)'
+            cand -f 'libpcap BPF filter expression applied while reading, as for `read -f`'
+            cand --filter 'libpcap BPF filter expression applied while reading, as for `read -f`'
+            cand --from 'Start of the time span drawn, seconds since the first frame'
+            cand --to 'End of the time span drawn, seconds since the first frame'
+            cand --bin 'Rate bin width in seconds (`--kind rate`), e.g. `--bin 0.0001`; default: about 1/60 of the span'
+            cand --top 'Most flows drawn: the largest by payload bytes'
+            cand --width 'Picture width in pixels'
+            cand --mtu 'Path MTU in bytes for READ PSN reservation, as for `read --mtu`'
+            cand --roce-port 'Also decode UDP destination port N as RoCEv2 (repeatable)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'roce-inspect;help'= {
             cand read 'Decode a pcap or pcapng capture file (`-` reads standard input)'
             cand capture 'Capture live from a network interface and decode RoCE packets as they arrive'
             cand generate 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw'
             cand list 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
+            cand plot 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'roce-inspect;help;read'= {
@@ -135,6 +158,8 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
         &'roce-inspect;help;generate'= {
         }
         &'roce-inspect;help;list'= {
+        }
+        &'roce-inspect;help;plot'= {
         }
         &'roce-inspect;help;help'= {
         }

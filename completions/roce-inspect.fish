@@ -31,6 +31,7 @@ complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "capture" 
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "generate" -d 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest\'s ib_write_bw'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "interfaces" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
+complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "plot" -d 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s r -d 'The capture file, tcpdump style (`read -r trace.pcap`); same as FILE' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l threads -d 'Threads that decode and format packets (default: the cores available). The output is the same whatever the number; 1 reads on one thread. Several threads are used for pcap/pcapng files (not standard input) and not with --mirror-time' -r
@@ -45,6 +46,7 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l roce-
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l vxlan-port -d 'Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable), e.g. `--vxlan-port 8472` for Linux\'s old default' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l mtu -d 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l max-flows -d 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l html -d 'Also write a self-contained HTML report (tables, loss stories, congestion, plots) to FILE; without -q/--summary/--messages/--gaps nothing else is printed' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l json -d 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s V -l verbose -d 'Print the full header tree of every packet, like `tshark -V`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l all -d 'Also list frames that are not RoCE, one short line each'
@@ -55,6 +57,7 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s q -l 
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l messages -d 'List the reassembled messages (SEND, WRITE, READ, atomics) per flow; NDJSON with `--json`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l gaps -d 'List the PSN gaps with their NAK and retransmission (the loss stories); NDJSON with `--json`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l encap-session -d 'Split flows by mirror session too: the ERSPAN session ID or VXLAN VNI the frame came through (one job mirrored from several ports)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l wide -d 'Print every column of the report tables however wide they are (by default, on a terminal, the least important columns are hidden to fit its width)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s i -d 'The interface, tcpdump style (`capture -i eth0`); same as IFACE' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l snaplen -d 'Bytes kept of each frame (1-262144); longer frames are cut and their ICRC is reported as not checkable' -r
@@ -72,6 +75,7 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l ro
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l vxlan-port -d 'Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable), e.g. `--vxlan-port 8472` for Linux\'s old default' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l mtu -d 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l max-flows -d 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l html -d 'Also write a self-contained HTML report (tables, loss stories, congestion, plots) to FILE; without -q/--summary/--messages/--gaps nothing else is printed' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l promisc -d 'Put the interface into promiscuous mode (off by default; a mirror port usually needs it)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l buffered -d 'Hand packets over in blocks (at most 100 ms late) instead of one by one: much higher packet rates without drops. The default when standard output is not a terminal or a pipe (e.g. `-w FILE > /dev/null`); this forces it for terminals and pipes too'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l json -d 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`'
@@ -84,6 +88,7 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s q 
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l messages -d 'List the reassembled messages (SEND, WRITE, READ, atomics) per flow; NDJSON with `--json`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l gaps -d 'List the PSN gaps with their NAK and retransmission (the loss stories); NDJSON with `--json`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l encap-session -d 'Split flows by mirror session too: the ERSPAN session ID or VXLAN VNI the frame came through (one job mirrored from several ports)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l wide -d 'Print every column of the report tables however wide they are (by default, on a terminal, the least important columns are hidden to fit its width)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l peer -d 'Be the client and write to this server: an IPv4 address, an IPv6 address, or a GID' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l oob-port -d 'TCP port of the out-of-band exchange (QPN, PSN, GID, rkey, address, MTU)' -r
@@ -104,8 +109,24 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l j
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand list" -s h -l help -d 'Print help'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand interfaces" -s h -l help -d 'Print help'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list help" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list help" -f -a "capture" -d 'Capture live from a network interface and decode RoCE packets as they arrive'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list help" -f -a "generate" -d 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest\'s ib_write_bw'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list help" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l kind -d 'What to draw: psn (PSN against time, tcptrace style), rate (throughput and congestion), latency (ACK RTT and READ latency CDFs), messages (message time lines)' -r -f -a "psn\t'PSN (unwrapped) against time per flow, with retransmissions, gaps, NAKs, ACKs, CE, CNPs'
+rate\t'Throughput per flow in time bins, with CE fraction and CNP arrivals below'
+latency\t'ACK RTT and READ latency distributions (CDF, log time axis) per flow'
+messages\t'One bar per message on a time line per flow (failed ones marked)'"
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -s o -l output -d 'Output file: SVG, or PNG when it ends in `.png`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l qp -d 'Only flows to this destination QP (decimal or 0x hex)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -s f -l filter -d 'libpcap BPF filter expression applied while reading, as for `read -f`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l from -d 'Start of the time span drawn, seconds since the first frame' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l to -d 'End of the time span drawn, seconds since the first frame' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l bin -d 'Rate bin width in seconds (`--kind rate`), e.g. `--bin 0.0001`; default: about 1/60 of the span' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l top -d 'Most flows drawn: the largest by payload bytes' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l width -d 'Picture width in pixels' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l mtu -d 'Path MTU in bytes for READ PSN reservation, as for `read --mtu`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l roce-port -d 'Also decode UDP destination port N as RoCEv2 (repeatable)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list plot help" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list plot help" -f -a "capture" -d 'Capture live from a network interface and decode RoCE packets as they arrive'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list plot help" -f -a "generate" -d 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest\'s ib_write_bw'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list plot help" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list plot help" -f -a "plot" -d 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list plot help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -30,6 +30,7 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE')
             [CompletionResult]::new('interfaces', 'interfaces', [CompletionResultType]::ParameterValue, 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE')
+            [CompletionResult]::new('plot', 'plot', [CompletionResultType]::ParameterValue, 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -47,6 +48,7 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('--vxlan-port', '--vxlan-port', [CompletionResultType]::ParameterName, 'Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable), e.g. `--vxlan-port 8472` for Linux''s old default')
             [CompletionResult]::new('--mtu', '--mtu', [CompletionResultType]::ParameterName, 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`')
             [CompletionResult]::new('--max-flows', '--max-flows', [CompletionResultType]::ParameterName, 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed')
+            [CompletionResult]::new('--html', '--html', [CompletionResultType]::ParameterName, 'Also write a self-contained HTML report (tables, loss stories, congestion, plots) to FILE; without -q/--summary/--messages/--gaps nothing else is printed')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print the full header tree of every packet, like `tshark -V`')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print the full header tree of every packet, like `tshark -V`')
@@ -59,6 +61,7 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('--messages', '--messages', [CompletionResultType]::ParameterName, 'List the reassembled messages (SEND, WRITE, READ, atomics) per flow; NDJSON with `--json`')
             [CompletionResult]::new('--gaps', '--gaps', [CompletionResultType]::ParameterName, 'List the PSN gaps with their NAK and retransmission (the loss stories); NDJSON with `--json`')
             [CompletionResult]::new('--encap-session', '--encap-session', [CompletionResultType]::ParameterName, 'Split flows by mirror session too: the ERSPAN session ID or VXLAN VNI the frame came through (one job mirrored from several ports)')
+            [CompletionResult]::new('--wide', '--wide', [CompletionResultType]::ParameterName, 'Print every column of the report tables however wide they are (by default, on a terminal, the least important columns are hidden to fit its width)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -81,6 +84,7 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('--vxlan-port', '--vxlan-port', [CompletionResultType]::ParameterName, 'Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable), e.g. `--vxlan-port 8472` for Linux''s old default')
             [CompletionResult]::new('--mtu', '--mtu', [CompletionResultType]::ParameterName, 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`')
             [CompletionResult]::new('--max-flows', '--max-flows', [CompletionResultType]::ParameterName, 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed')
+            [CompletionResult]::new('--html', '--html', [CompletionResultType]::ParameterName, 'Also write a self-contained HTML report (tables, loss stories, congestion, plots) to FILE; without -q/--summary/--messages/--gaps nothing else is printed')
             [CompletionResult]::new('--promisc', '--promisc', [CompletionResultType]::ParameterName, 'Put the interface into promiscuous mode (off by default; a mirror port usually needs it)')
             [CompletionResult]::new('--buffered', '--buffered', [CompletionResultType]::ParameterName, 'Hand packets over in blocks (at most 100 ms late) instead of one by one: much higher packet rates without drops. The default when standard output is not a terminal or a pipe (e.g. `-w FILE > /dev/null`); this forces it for terminals and pipes too')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`')
@@ -95,6 +99,7 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('--messages', '--messages', [CompletionResultType]::ParameterName, 'List the reassembled messages (SEND, WRITE, READ, atomics) per flow; NDJSON with `--json`')
             [CompletionResult]::new('--gaps', '--gaps', [CompletionResultType]::ParameterName, 'List the PSN gaps with their NAK and retransmission (the loss stories); NDJSON with `--json`')
             [CompletionResult]::new('--encap-session', '--encap-session', [CompletionResultType]::ParameterName, 'Split flows by mirror session too: the ERSPAN session ID or VXLAN VNI the frame came through (one job mirrored from several ports)')
+            [CompletionResult]::new('--wide', '--wide', [CompletionResultType]::ParameterName, 'Print every column of the report tables however wide they are (by default, on a terminal, the least important columns are hidden to fit its width)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -130,11 +135,30 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'roce-inspect;plot' {
+            [CompletionResult]::new('--kind', '--kind', [CompletionResultType]::ParameterName, 'What to draw: psn (PSN against time, tcptrace style), rate (throughput and congestion), latency (ACK RTT and READ latency CDFs), messages (message time lines)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output file: SVG, or PNG when it ends in `.png`')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output file: SVG, or PNG when it ends in `.png`')
+            [CompletionResult]::new('--qp', '--qp', [CompletionResultType]::ParameterName, 'Only flows to this destination QP (decimal or 0x hex)')
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression applied while reading, as for `read -f`')
+            [CompletionResult]::new('--filter', '--filter', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression applied while reading, as for `read -f`')
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Start of the time span drawn, seconds since the first frame')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'End of the time span drawn, seconds since the first frame')
+            [CompletionResult]::new('--bin', '--bin', [CompletionResultType]::ParameterName, 'Rate bin width in seconds (`--kind rate`), e.g. `--bin 0.0001`; default: about 1/60 of the span')
+            [CompletionResult]::new('--top', '--top', [CompletionResultType]::ParameterName, 'Most flows drawn: the largest by payload bytes')
+            [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Picture width in pixels')
+            [CompletionResult]::new('--mtu', '--mtu', [CompletionResultType]::ParameterName, 'Path MTU in bytes for READ PSN reservation, as for `read --mtu`')
+            [CompletionResult]::new('--roce-port', '--roce-port', [CompletionResultType]::ParameterName, 'Also decode UDP destination port N as RoCEv2 (repeatable)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'roce-inspect;help' {
             [CompletionResult]::new('read', 'read', [CompletionResultType]::ParameterValue, 'Decode a pcap or pcapng capture file (`-` reads standard input)')
             [CompletionResult]::new('capture', 'capture', [CompletionResultType]::ParameterValue, 'Capture live from a network interface and decode RoCE packets as they arrive')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE')
+            [CompletionResult]::new('plot', 'plot', [CompletionResultType]::ParameterValue, 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -148,6 +172,9 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             break
         }
         'roce-inspect;help;list' {
+            break
+        }
+        'roce-inspect;help;plot' {
             break
         }
         'roce-inspect;help;help' {

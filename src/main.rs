@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         Command::Capture(a) => capture::capture(a),
         Command::Generate(a) => roce_inspect::generate::run(a).map(|()| Outcome::Ok),
         Command::List => capture::list(),
+        Command::Plot(a) => roce_inspect::cli::plot::plot(a).map(|()| Outcome::Ok),
     };
     match result {
         Ok(Outcome::Ok) | Ok(Outcome::ClosedPipe) => ExitCode::SUCCESS,

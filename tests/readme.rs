@@ -69,7 +69,20 @@ fn sample_commands_run() {
             }
             let (ok, stdout, stderr) = sh(cmd);
             assert!(ok, "README command failed: {cmd}\n{stderr}");
-            assert!(!stdout.is_empty(), "README command printed nothing: {cmd}");
+            // Commands that write a file (`-o F`, `--html F`, `--parquet D`) print nothing
+            // themselves: the file must be there instead.
+            let words: Vec<&str> = cmd.split_whitespace().collect();
+            let written = words
+                .windows(2)
+                .find(|w| ["-o", "--html", "--parquet"].contains(&w[0]))
+                .map(|w| w[1]);
+            match written {
+                Some(f) => assert!(
+                    std::path::Path::new(f).exists(),
+                    "README command wrote no {f}: {cmd}"
+                ),
+                None => assert!(!stdout.is_empty(), "README command printed nothing: {cmd}"),
+            }
             assert!(
                 stderr.is_empty(),
                 "README command wrote to stderr: {cmd}\n{stderr}"

@@ -47,7 +47,8 @@ impl Analyzer {
         }
     }
 
-    pub(super) fn cnp(&mut self, i: usize, frame_no: u64, ts: u64) {
+    /// Count CNP `i`'s arrival and attribute it; the notified sender's data flow, when known.
+    pub(super) fn cnp(&mut self, i: usize, frame_no: u64, ts: u64) -> Option<usize> {
         let window = self.cfg.rate_window_ns;
         {
             let c = &mut self.flows[i].cong;
@@ -92,10 +93,7 @@ impl Analyzer {
                     }
                 });
                 debug_assert_eq!(found, self.cnp_target_scan(i), "unpaired index");
-                match found {
-                    Some(j) => j,
-                    None => return,
-                }
+                found?
             }
         };
         let paired = self.flows[target].peer.is_some();
@@ -110,5 +108,6 @@ impl Analyzer {
         let t = &mut t.cong;
         t.rate.cnp(ts, frame_no, window);
         t.cnp_seen(ts, rtt);
+        Some(target)
     }
 }

@@ -29,6 +29,7 @@ pub mod priority;
 pub mod psn;
 pub mod report;
 pub mod stats;
+pub mod tap;
 
 mod build;
 mod cnp;
@@ -87,8 +88,10 @@ const MAX_LISTED: usize = 1000;
 
 /// What the analysis produces besides counters: gap stories, messages, unexplained NAKs, each
 /// bounded.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Sink {
+    /// The consumer of analysis events, when one is set ([`Analyzer::set_tap`]).
+    tap: Option<Box<dyn tap::Tap>>,
     gaps: Vec<GapReport>,
     messages: Vec<Message>,
     unexplained: Vec<UnexplainedNak>,
@@ -105,8 +108,22 @@ impl Sink {
         })
     }
 
-    /// Keep message `m` when messages are kept; its index when kept.
+    /// Deliver an analysis event to the tap, if any.
+    #[inline]
+    fn emit(&mut self, ev: tap::TapEvent<'_>) {
+        tap::emit(&mut self.tap, ev);
+    }
+
+    /// Whether messages are wanted: kept for the report, or delivered to a tap.
+    #[inline]
+    fn wants_messages(&self) -> bool {
+        self.keep_messages || self.tap.is_some()
+    }
+
+    /// Keep message `m` when messages are kept (and deliver it to the tap); its index when
+    /// kept.
     fn message(&mut self, m: Message) -> Option<usize> {
+        self.emit(tap::TapEvent::Message(&m));
         self.keep_messages.then(|| {
             self.messages.push(m);
             self.messages.len() - 1
@@ -243,6 +260,16 @@ impl Analyzer {
         }
     }
 
+    /// Send every later analysis event to `tap` (see [`tap::TapEvent`]).
+    pub fn set_tap(&mut self, tap: Box<dyn tap::Tap>) {
+        self.sink.tap = Some(tap);
+    }
+
+    /// Remove and return the tap.
+    pub fn take_tap(&mut self) -> Option<Box<dyn tap::Tap>> {
+        self.sink.tap.take()
+    }
+
     /// The path MTU inferred so far from all flows (most frequent FIRST/MIDDLE payload size).
     fn global_pmtu(&self) -> Option<u32> {
         let (i, n) = self
@@ -330,6 +357,15 @@ impl Analyzer {
         }
         self.count_packet(i, ts, p, op, pcp);
         self.pair_by_deth(i);
+        self.sink.emit(tap::TapEvent::Packet {
+            flow: i,
+            ts_ns: ts,
+            psn: bth.psn,
+            payload_bytes: p.payload_len,
+            transport_bytes: p.hdr_len as u64 + u64::from(p.payload_len) + u64::from(bth.pad) + 4,
+            ce: p.ecn == Some(crate::decode::Ecn::Ce),
+            cnp: op == Some(Operation::Cnp),
+        });
         if p.malformed.is_some() {
             return;
         }
@@ -346,7 +382,12 @@ impl Analyzer {
             self.cm_mad(p.src, p.dst, self.flows[i].key.session, p.payload);
         }
         if op == Operation::Cnp {
-            self.cnp(i, frame_no, ts);
+            let target = self.cnp(i, frame_no, ts);
+            self.sink.emit(tap::TapEvent::Cnp {
+                flow: i,
+                target,
+                ts_ns: ts,
+            });
             return;
         }
         if self.flows[i].error.is_some() {
@@ -457,7 +498,16 @@ impl Analyzer {
                 op,
             };
             responder::count(&mut self.flows[i], &a);
-            if let Some(j) = self.flows[i].peer.map(|j| j as usize) {
+            let requester = self.flows[i].peer.map(|j| j as usize);
+            self.sink.emit(tap::TapEvent::Aeth {
+                flow: i,
+                requester,
+                ts_ns: ts,
+                psn: bth.psn,
+                kind: aeth.kind(),
+                acknowledge: op == Operation::Acknowledge,
+            });
+            if let Some(j) = requester {
                 let (f, g) = two_mut(&mut self.flows, i, j);
                 responder::aeth(f, i, g, j, &mut self.sink, &a);
             }
@@ -500,9 +550,15 @@ impl Analyzer {
         pos: Position,
     ) -> Option<usize> {
         let restart = matches!(pos, Position::First | Position::Only);
-        let psn::PsnVerdict::Ahead { expected, missing } =
-            self.flows[i].resp_psn.observe(psn, 1, 0, restart)
-        else {
+        let verdict = self.flows[i].resp_psn.observe(psn, 1, 0, restart);
+        self.sink.emit(tap::TapEvent::Psn {
+            flow: i,
+            ts_ns: ts,
+            psn,
+            space: tap::PsnSpace::ReadResponse,
+            verdict,
+        });
+        let psn::PsnVerdict::Ahead { expected, missing } = verdict else {
             return None;
         };
         self.sink.gap(GapReport {

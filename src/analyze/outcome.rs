@@ -143,7 +143,7 @@ fn emit(f: &mut Flow, sink: &mut Sink, m: &Message, status: MessageStatus) -> Op
         f.dma_len_mismatches += 1;
     }
     f.count_message(m.kind, m.bytes, status);
-    if !sink.keep_messages {
+    if !sink.wants_messages() {
         return None;
     }
     let mut m = *m;
@@ -424,7 +424,7 @@ pub(super) fn finish_alone(g: &mut Flow, gi: usize, sink: &mut Sink) {
 /// request containing `psn`, settle the others, and put the QP pair in the error state.
 pub(super) fn fatal_nak(f: &mut Flow, fi: usize, g: &mut Flow, sink: &mut Sink, err: QpError) {
     let psn = err.psn;
-    let mut hit = refuse_awaiting(g, sink, err);
+    let mut hit = refuse_awaiting(g, f.peer.map(|j| j as usize), sink, err);
     for o in std::mem::take(&mut g.outstanding) {
         let d = psn_diff(psn, o.msg.first_psn);
         let inside = d >= 0 && o.span.is_none_or(|s| (d as u32) < s);
@@ -452,7 +452,7 @@ pub(super) fn fatal_nak(f: &mut Flow, fi: usize, g: &mut Flow, sink: &mut Sink, 
 
 /// The SEND/WRITE messages of `g` awaiting a verdict when fatal NAK `err` arrives: the one
 /// containing its PSN is refused, later ones are flushed. Returns whether one was refused.
-fn refuse_awaiting(g: &mut Flow, sink: &mut Sink, err: QpError) -> bool {
+fn refuse_awaiting(g: &mut Flow, gi: Option<usize>, sink: &mut Sink, err: QpError) -> bool {
     let mut hit = false;
     for a in g.awaiting.take_all() {
         if psn_diff(err.psn, a.last_psn) > 0 {
@@ -467,6 +467,13 @@ fn refuse_awaiting(g: &mut Flow, sink: &mut Sink, err: QpError) -> bool {
         g.uncount_ok(a.kind, a.bytes);
         g.count_message(a.kind, 0, status);
         sink.set_status(a.msg, status);
+        if let Some(flow) = gi {
+            sink.emit(super::tap::TapEvent::MessageStatus {
+                flow,
+                first_psn: a.first_psn,
+                status,
+            });
+        }
     }
     hit
 }

@@ -76,6 +76,13 @@ fn reservation(f: &mut Flow, r: &Req<'_, '_>) -> (u32, u32) {
 pub(super) fn request(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>) {
     let (advance, slack) = reservation(f, r);
     let verdict = f.req_psn.observe(r.bth.psn, advance, slack, false);
+    sink.emit(super::tap::TapEvent::Psn {
+        flow: r.flow,
+        ts_ns: r.ts,
+        psn: r.bth.psn,
+        space: super::tap::PsnSpace::Request,
+        verdict,
+    });
     let prev_ts = f.last_req_ts.unwrap_or(r.ts);
     match verdict {
         PsnVerdict::Ahead { expected, missing } => gap(f, sink, r, expected, missing),
@@ -226,7 +233,7 @@ fn assemble(
             msg: None,
         };
         let mismatch = m.complete && m.dma_len_mismatch;
-        let kept = sink.keep_messages.then_some(*m);
+        let kept = sink.wants_messages().then_some(*m);
         unit(f, r.bth.psn);
         outcome::send_write_done(f, sink, done, mismatch, kept.as_ref(), reliable(transport));
         return;

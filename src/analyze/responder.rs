@@ -59,7 +59,7 @@ pub(super) fn count(f: &mut Flow, a: &AethPkt) {
 pub(super) fn aeth(f: &mut Flow, fi: usize, g: &mut Flow, gi: usize, sink: &mut Sink, a: &AethPkt) {
     let kind = a.aeth.kind();
     match kind {
-        AethKind::Ack { .. } => ack(g, sink, a),
+        AethKind::Ack { .. } => ack(g, gi, sink, a),
         AethKind::Nak(NakCode::PsnSeqErr) => seq_nak(g, gi, sink, a),
         AethKind::Nak(code) => {
             if let Some(status) = MessageStatus::from_nak(code) {
@@ -90,12 +90,17 @@ pub(super) fn aeth(f: &mut Flow, fi: usize, g: &mut Flow, gi: usize, sink: &mut 
 }
 
 /// A cumulative ACK: RTT samples, SEND/WRITE confirmations, gaps it covers.
-fn ack(g: &mut Flow, sink: &mut Sink, a: &AethPkt) {
+fn ack(g: &mut Flow, gi: usize, sink: &mut Sink, a: &AethPkt) {
     while let Some(&(p, t)) = g.pending_acks.front() {
         if psn_diff(a.psn, p) < 0 {
             break;
         }
         g.ack_rtt.add(a.ts.saturating_sub(t));
+        sink.emit(super::tap::TapEvent::AckRtt {
+            flow: gi,
+            ts_ns: a.ts,
+            rtt_ns: a.ts.saturating_sub(t),
+        });
         g.pending_acks.pop_front();
     }
     outcome::acked(g, a.psn, true);

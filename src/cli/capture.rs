@@ -84,6 +84,7 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
         Err(e) => return Err(e.into()),
     };
     let mut run = Run::new(d, src.linktype());
+    run.set_source(&format!("capture on {}", a.interface()));
     let filter = match &d.filter {
         Some(f) => src.set_filter_counting_tag_misses(f, run.roce_predicate())?,
         None => src.set_default_filter(&d.roce_ports)?,

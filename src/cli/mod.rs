@@ -6,6 +6,7 @@ pub mod capture;
 pub mod capture_loop;
 pub mod parallel;
 pub mod pipeline;
+pub mod plot;
 pub mod progress;
 pub mod sniff;
 
@@ -87,6 +88,14 @@ pub enum Command {
     /// List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE.
     #[command(visible_alias = "interfaces")]
     List,
+    /// Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines
+    /// (SVG, or PNG when OUT ends in .png).
+    #[command(
+        after_help = "Examples:\n  roce-inspect plot trace.pcap -o psn.svg\n  \
+                            roce-inspect plot trace.pcap --kind rate --qp 0x11 --bin 0.0001 -o rate.png\n  \
+                            roce-inspect plot trace.pcap --kind latency --from 1.5 --to 2 -o lat.svg"
+    )]
+    Plot(plot::PlotArgs),
 }
 
 const CAPTURE_HELP: &str = "By default only RoCE is captured: UDP to port 4791 (and every --roce-port) \
@@ -275,16 +284,29 @@ pub struct ReportArgs {
     /// through (one job mirrored from several ports).
     #[arg(long = "encap-session")]
     pub encap_session: bool,
+    /// Also write a self-contained HTML report (tables, loss stories, congestion, plots) to
+    /// FILE; without -q/--summary/--messages/--gaps nothing else is printed.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<String>,
+    /// Print every column of the report tables however wide they are (by default, on a
+    /// terminal, the least important columns are hidden to fit its width).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 impl ReportArgs {
     /// Whether any report was asked for (and so the analyzer must run).
     pub fn wanted(&self) -> bool {
+        self.text_wanted() || self.html.is_some()
+    }
+
+    /// Whether a report is printed (text or JSON), not only written as HTML.
+    pub fn text_wanted(&self) -> bool {
         self.summary || self.quiet || self.messages || self.gaps
     }
 }
 
-fn parse_mtu(s: &str) -> Result<u32, String> {
+pub(crate) fn parse_mtu(s: &str) -> Result<u32, String> {
     match s.parse::<u32>() {
         Ok(v @ (256 | 512 | 1024 | 2048 | 4096)) => Ok(v),
         _ => Err(format!(
@@ -335,7 +357,7 @@ fn parse_duration(s: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_qpn(s: &str) -> Result<u32, String> {
+pub(crate) fn parse_qpn(s: &str) -> Result<u32, String> {
     let v = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         u32::from_str_radix(h, 16)
     } else {

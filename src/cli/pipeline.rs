@@ -11,6 +11,7 @@ use crate::analyze::{AnalyzeConfig, Analyzer, Report};
 use crate::decode::encap::clock::MirrorClock;
 use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, OtherKind, decode_frame};
 use crate::output::json::JsonPrinter;
+use crate::output::plot::{Recorder, Trace};
 use crate::output::text::TextPrinter;
 use crate::output::{FrameCtx, Printer};
 use crate::source::tag_miss::IsRoce;
@@ -112,13 +113,15 @@ pub struct Run {
     clock: Option<MirrorClock>,
     /// `--mirror-time`: the first frame's time, for relative times.
     base_ts: Option<u64>,
+    /// The capture's name for the HTML report's title.
+    source: String,
 }
 
 impl Run {
     /// A run over frames of `linktype`.
     pub fn new(display: &DisplayArgs, linktype: LinkType) -> Run {
         let r = &display.report;
-        let analyzer = r.wanted().then(|| {
+        let mut analyzer = r.wanted().then(|| {
             Analyzer::new(AnalyzeConfig {
                 mtu: r.mtu,
                 max_flows: r.max_flows,
@@ -127,18 +130,23 @@ impl Run {
                 ..AnalyzeConfig::default()
             })
         });
+        // `--html`: a recorder tapped into the analyzer, taken back at the end.
+        if let (Some(a), Some(_)) = (&mut analyzer, &r.html) {
+            a.set_tap(Box::new(Recorder::default()));
+        }
         Run {
             shape: Shape {
                 cfg: DecodeConfig::with_ports(&display.roce_ports)
                     .with_vxlan_ports(&display.vxlan_ports),
                 linktype,
                 display: display.clone(),
-                print_packets: !(r.quiet || (display.json && r.wanted())),
+                print_packets: !(r.quiet || r.html.is_some() || (display.json && r.wanted())),
             },
             clock: display.mirror_time.then(MirrorClock::new),
             base_ts: None,
             printer: make_printer(display),
             analyzer,
+            source: "capture".to_string(),
             frames: 0,
             roce: 0,
         }
@@ -149,6 +157,11 @@ impl Run {
     pub fn roce_predicate(&self) -> IsRoce {
         let (lt, cfg) = (self.shape.linktype, self.shape.cfg.clone());
         Box::new(move |data, len| decode_frame(lt, data, len, &cfg).roce().is_some())
+    }
+
+    /// Name the input (file or interface) in the HTML report's title.
+    pub fn set_source(&mut self, name: &str) {
+        self.source = name.to_string();
     }
 
     /// Frames handled so far.
@@ -253,14 +266,30 @@ impl Run {
     /// Output I/O errors.
     pub fn finish(&mut self) -> io::Result<()> {
         self.printer.flush()?;
-        if let Some(a) = self.analyzer.take() {
+        if let Some(mut a) = self.analyzer.take() {
+            let tap = a.take_tap();
             let report = a.finish();
-            let mut out = io::stdout().lock();
-            write_reports(&report, &self.shape.display, &mut out)?;
-            out.flush()?;
+            if self.shape.display.report.text_wanted() {
+                let mut out = io::stdout().lock();
+                write_reports(&report, &self.shape.display, &mut out)?;
+                out.flush()?;
+            }
+            if let Some(path) = &self.shape.display.report.html {
+                write_html(&report, &Recorder::from_tap(tap), &self.source, path)?;
+            }
         }
         Ok(())
     }
+}
+
+/// Write the `--html` report to `path`.
+///
+/// # Errors
+/// A plot that cannot be drawn, or the file cannot be written (as an I/O error naming it).
+fn write_html(report: &Report, trace: &Trace, name: &str, path: &str) -> io::Result<()> {
+    let html = crate::output::html::render(report, trace, name)
+        .map_err(|e| io::Error::other(format!("{path}: {e:#}")))?;
+    std::fs::write(path, html).map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}")))
 }
 
 /// Print the reports `d` asks for: text tables, or JSON (one document for `--summary`, NDJSON
@@ -269,7 +298,7 @@ impl Run {
 /// # Errors
 /// Output I/O errors.
 pub fn write_reports(report: &Report, d: &DisplayArgs, out: &mut dyn Write) -> io::Result<()> {
-    use crate::output::summary::{write_gaps, write_messages, write_summary};
+    use crate::output::summary::{write_gaps, write_messages, write_summary_fit};
     let r: &ReportArgs = &d.report;
     // `-q` alone means the summary.
     let summary = r.summary || !(r.messages || r.gaps);
@@ -295,7 +324,12 @@ pub fn write_reports(report: &Report, d: &DisplayArgs, out: &mut dyn Write) -> i
     }
     let color = d.color.enabled();
     if summary {
-        write_summary(report, out, color)?;
+        let width = if r.wide {
+            None
+        } else {
+            crate::output::fit::terminal_width()
+        };
+        write_summary_fit(report, out, color, width)?;
     }
     if r.messages {
         write_messages(report, out, color)?;
@@ -358,6 +392,7 @@ pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome>
     let shown = if path == "-" { "<stdin>" } else { path };
     let mut src = FileSource::open(path).with_context(|| shown.to_string())?;
     let mut run = Run::new(d, src.linktype());
+    run.set_source(shown);
     if let Some(f) = &d.filter {
         src.set_filter(f)?;
         src.count_tag_misses(run.roce_predicate());

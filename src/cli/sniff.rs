@@ -102,6 +102,7 @@ pub fn capture(a: &CaptureArgs, live_out: bool) -> Result<Outcome> {
     let d = &a.display;
     let mut src = RdmaSniffer::open(a.interface(), a.snaplen)?;
     let mut run = Run::new(d, src.linktype());
+    run.set_source(&format!("capture on {}", a.interface()));
     // The sniffer receives every packet of the port: the filter (the user's, or the default
     // RoCE-only one) runs here.
     let expr = match (&d.filter, src.linktype()) {

@@ -1,8 +1,11 @@
 //! Printers: one per output format behind the [`Printer`] trait. The CLI picks one; the
 //! decoder and analysis know nothing about formats.
 
+pub mod fit;
+pub mod html;
 pub mod json;
 pub mod line;
+pub mod plot;
 pub mod style;
 pub mod summary;
 pub mod text;

@@ -132,6 +132,39 @@ fn flow_label(f: &FlowReport) -> String {
 /// Write the `--summary` report: the frame/ICRC line, the connections and flows table, the gap
 /// and loss events, the congestion table, then ICRC failures and malformed frames.
 pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    write_summary_fit(report, out, color, None)
+}
+
+/// Flow-table columns hidden first when the terminal is narrow (issue 14).
+const FLOW_DROP_ORDER: [&str; 11] = [
+    "ATOMIC",
+    "SEND",
+    "WRITE",
+    "READ",
+    "missing",
+    "TO",
+    "RNR",
+    "tr",
+    "conn",
+    "ACK RTT p50",
+    "CE %",
+];
+
+/// [`write_summary`] fitted to a terminal `width` columns wide (`None`: full width): the flow
+/// table hides its least important columns (and says so), other tables wrap.
+pub fn write_summary_fit(
+    report: &Report,
+    out: &mut dyn Write,
+    color: bool,
+    width: Option<u16>,
+) -> io::Result<()> {
+    let fit = |mut t: Table| {
+        if let Some(w) = width {
+            t.set_content_arrangement(ContentArrangement::Dynamic)
+                .set_width(w);
+        }
+        t
+    };
     let fr = &report.frames;
     let ic = &report.icrc;
     writeln!(
@@ -172,8 +205,7 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
     if report.flows.is_empty() {
         writeln!(out, "no RoCE flows")?;
     } else {
-        let mut t = table(color);
-        t.set_header(vec![
+        let header = [
             "conn",
             "flow",
             "src → dst",
@@ -194,7 +226,8 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
             "CE %",
             "CNPs",
             "ACK RTT p50",
-        ]);
+        ];
+        let mut rows: Vec<Vec<Cell>> = Vec::with_capacity(report.flows.len());
         // Paired flows first, connection by connection; then unpaired ones.
         let mut order: Vec<&FlowReport> = Vec::with_capacity(report.flows.len());
         for c in &report.connections {
@@ -219,7 +252,7 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
                 let c = right(format!("{:.2}", f.ce_fraction * 100.0));
                 if color { c.fg(Color::Yellow) } else { c }
             };
-            t.add_row(vec![
+            rows.push(vec![
                 Cell::new(conn),
                 right(f.id),
                 Cell::new(flow_label(f)),
@@ -242,7 +275,12 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
                 right(opt_stat(&f.ack_rtt_ns, |s| fmt_ns(s.median))),
             ]);
         }
+        let (t, hidden) =
+            crate::output::fit::fit_table(|| table(color), &header, &rows, &FLOW_DROP_ORDER, width);
         writeln!(out, "{t}")?;
+        if let Some(note) = crate::output::fit::hidden_note(&hidden, width) {
+            writeln!(out, "{note}")?;
+        }
     }
     for c in &report.connections {
         if let Some(s) = &c.ack_rtt_ns {
@@ -303,6 +341,7 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
             &report.gaps[..report.gaps.len().min(SUMMARY_GAPS)],
             out,
             color,
+            width,
         )?;
         if report.gaps.len() > SUMMARY_GAPS {
             writeln!(
@@ -348,7 +387,7 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
                 right(trio(&f.loss.timeout_delay_ns)),
             ]);
         }
-        writeln!(out, "{t}")?;
+        writeln!(out, "{}", fit(t))?;
     }
     write_unexplained(report, out, color)?;
 
@@ -417,7 +456,7 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
     if rows == 0 {
         writeln!(out, "no CE marks and no CNPs")?;
     } else {
-        writeln!(out, "{t}")?;
+        writeln!(out, "{}", fit(t))?;
     }
     for c in &report.connections {
         for d in c.congestion.iter().filter(|d| d.cnps_with_nak > 0) {
@@ -609,16 +648,26 @@ fn verdict_cell(v: &str, color: bool) -> Cell {
         Cell::new(v)
     }
 }
+/// Gap-table columns hidden first when the terminal is narrow (issue 14).
+const GAP_DROP_ORDER: [&str; 7] = [
+    "src → dst",
+    "QP",
+    "space",
+    "received",
+    "NAK frame",
+    "retx frame",
+    "time (s)",
+];
 
 fn write_gap_table(
     report: &Report,
     gaps: &[GapReport],
     out: &mut dyn Write,
     color: bool,
+    width: Option<u16>,
 ) -> io::Result<()> {
     let t0 = report.frames.first_ts_ns.unwrap_or(0);
-    let mut t = table(color);
-    t.set_header(vec![
+    let header = [
         "flow",
         "src → dst",
         "QP",
@@ -634,7 +683,8 @@ fn write_gap_table(
         "retx delay",
         "after",
         "verdict",
-    ]);
+    ];
+    let mut rows = Vec::with_capacity(gaps.len());
     for g in gaps {
         let f = &report.flows[g.flow];
         let (nf, nd) = g.nak.map_or(("-".to_string(), "-".to_string()), |n| {
@@ -654,7 +704,7 @@ fn write_gap_table(
         } else {
             Cell::new(rt)
         };
-        t.add_row(vec![
+        rows.push(vec![
             right(g.flow),
             Cell::new(flow_label(f)),
             Cell::new(format!("{:#08x}", f.dest_qp)),
@@ -672,7 +722,13 @@ fn write_gap_table(
             verdict_cell(g.verdict, color),
         ]);
     }
-    writeln!(out, "{t}")
+    let (t, hidden) =
+        crate::output::fit::fit_table(|| table(color), &header, &rows, &GAP_DROP_ORDER, width);
+    writeln!(out, "{t}")?;
+    match crate::output::fit::hidden_note(&hidden, width) {
+        Some(note) => writeln!(out, "{note}"),
+        None => Ok(()),
+    }
 }
 
 /// Write every stored gap event with its loss story (`--gaps`).
@@ -680,7 +736,7 @@ pub fn write_gaps(report: &Report, out: &mut dyn Write, color: bool) -> io::Resu
     if report.gaps.is_empty() {
         return writeln!(out, "no PSN gaps");
     }
-    write_gap_table(report, &report.gaps, out, color)
+    write_gap_table(report, &report.gaps, out, color, None)
 }
 
 /// Write the reassembled messages (`--messages`; needs `AnalyzeConfig::keep_messages`).

@@ -1,0 +1,138 @@
+//! `roce-inspect plot FILE --kind KIND -o OUT`: read a capture through the analyzer with a
+//! [`Recorder`] tapped in, then draw (issue 14).
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+
+use super::parse_qpn;
+use crate::analyze::{AnalyzeConfig, Analyzer, Report};
+use crate::decode::{DecodeConfig, decode_frame};
+use crate::output::plot::{self, Kind, Options, Recorder, Trace};
+use crate::source::FileSource;
+
+/// `plot` arguments.
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// Capture file (pcap or pcapng); `-` for standard input.
+    #[arg(value_name = "FILE")]
+    pub file: String,
+    /// What to draw: psn (PSN against time, tcptrace style), rate (throughput and congestion),
+    /// latency (ACK RTT and READ latency CDFs), messages (message time lines).
+    #[arg(long, value_enum, default_value_t = Kind::Psn)]
+    pub kind: Kind,
+    /// Output file: SVG, or PNG when it ends in `.png`.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: String,
+    /// Only flows to this destination QP (decimal or 0x hex).
+    #[arg(long, value_name = "QPN", value_parser = parse_qpn)]
+    pub qp: Option<u32>,
+    /// libpcap BPF filter expression applied while reading, as for `read -f`.
+    #[arg(short = 'f', long = "filter", value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// Start of the time span drawn, seconds since the first frame.
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub from: Option<f64>,
+    /// End of the time span drawn, seconds since the first frame.
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub to: Option<f64>,
+    /// Rate bin width in seconds (`--kind rate`), e.g. `--bin 0.0001`; default: about 1/60 of
+    /// the span.
+    #[arg(long, value_name = "SECS", value_parser = parse_bin)]
+    pub bin: Option<f64>,
+    /// Most flows drawn: the largest by payload bytes.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub top: u32,
+    /// Picture width in pixels.
+    #[arg(long, value_name = "PX", default_value_t = 1200, value_parser = clap::value_parser!(u32).range(400..=8000))]
+    pub width: u32,
+    /// Path MTU in bytes for READ PSN reservation, as for `read --mtu`.
+    #[arg(long, value_name = "BYTES", value_parser = super::parse_mtu)]
+    pub mtu: Option<u32>,
+    /// Also decode UDP destination port N as RoCEv2 (repeatable).
+    #[arg(long = "roce-port", value_name = "N")]
+    pub roce_ports: Vec<u16>,
+}
+
+/// Parse a non-negative number of seconds.
+fn parse_secs(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..1e9).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a number of seconds (0 or more)")),
+    }
+}
+
+/// Parse a bin width: at least 1 µs.
+fn parse_bin(s: &str) -> Result<f64, String> {
+    match parse_secs(s) {
+        Ok(v) if v >= 1e-6 => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a bin width in seconds (1e-6 or more)"
+        )),
+    }
+}
+
+/// Read `path` through the analyzer with a recorder tapped in.
+///
+/// # Errors
+/// The file cannot be opened or read, or the filter does not compile.
+pub fn analyze_file(
+    path: &str,
+    filter: Option<&str>,
+    cfg: AnalyzeConfig,
+    roce_ports: &[u16],
+) -> Result<(Report, Trace)> {
+    let shown = if path == "-" { "<stdin>" } else { path };
+    let mut src = FileSource::open(path).with_context(|| shown.to_string())?;
+    if let Some(f) = filter {
+        src.set_filter(f)?;
+    }
+    let dcfg = DecodeConfig::with_ports(roce_ports);
+    let linktype = src.linktype();
+    let mut a = Analyzer::new(cfg);
+    a.set_tap(Box::new(Recorder::default()));
+    loop {
+        match src.next_record() {
+            Ok(Some(r)) => {
+                let frame = decode_frame(linktype, r.data, r.len, &dcfg);
+                a.push(r.number, r.ts_ns, &frame);
+            }
+            Ok(None) => break,
+            Err(e) => {
+                let n = src.frames_read();
+                return Err(anyhow::Error::new(e).context(format!("{shown}: after frame {n}")));
+            }
+        }
+    }
+    let tap = a.take_tap();
+    let report = a.finish();
+    Ok((report, Recorder::from_tap(tap)))
+}
+
+/// `roce-inspect plot`.
+///
+/// # Errors
+/// As [`analyze_file`], a `--from`/`--to` outside the capture, or the output cannot be written.
+pub fn plot(a: &PlotArgs) -> Result<()> {
+    if let (Some(f), Some(t)) = (a.from, a.to)
+        && t <= f
+    {
+        bail!("--to ({t}) must be after --from ({f})");
+    }
+    let cfg = AnalyzeConfig {
+        mtu: a.mtu,
+        ..AnalyzeConfig::default()
+    };
+    let (report, trace) = analyze_file(&a.file, a.filter.as_deref(), cfg, &a.roce_ports)?;
+    let opts = Options {
+        kind: a.kind,
+        qp: a.qp,
+        from_s: a.from,
+        to_s: a.to,
+        bin_ns: a.bin.map(|b| (b * 1e9) as u64),
+        top: a.top as usize,
+        size: (a.width, 0),
+    };
+    plot::write(&report, &trace, &opts, Path::new(&a.output))
+}

@@ -1,0 +1,168 @@
+//! Pictures of a capture (issue 14): PSN-vs-time graphs (tcptrace style), rate and congestion
+//! timelines, latency CDFs and message timelines, drawn with `plotters` as SVG (PNG when asked).
+//!
+//! The data comes from a [`trace::Recorder`] tapped into the analyzer plus the final
+//! [`Report`]; nothing here re-derives protocol logic. Markers that tests and users count carry
+//! a `class` attribute in the SVG (`m-retx`, `m-gap`, `m-nak`, `m-rnr`, `m-ce`, `m-cnp`,
+//! `m-msg-ok`, `m-msg-failed`, see [`marks`]).
+
+pub mod font;
+pub mod latency;
+pub mod marks;
+pub mod messages;
+pub mod psn;
+pub mod rate;
+pub mod select;
+pub mod trace;
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::analyze::Report;
+pub use select::{Selection, Window};
+pub use trace::{Recorder, Trace};
+
+/// What to draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kind {
+    /// PSN (unwrapped) against time per flow, with retransmissions, gaps, NAKs, ACKs, CE, CNPs.
+    Psn,
+    /// Throughput per flow in time bins, with CE fraction and CNP arrivals below.
+    Rate,
+    /// ACK RTT and READ latency distributions (CDF, log time axis) per flow.
+    Latency,
+    /// One bar per message on a time line per flow (failed ones marked).
+    Messages,
+}
+
+impl Kind {
+    /// Every kind, in the order the HTML report shows them.
+    pub const ALL: [Kind; 4] = [Kind::Psn, Kind::Rate, Kind::Latency, Kind::Messages];
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Psn => "psn",
+            Kind::Rate => "rate",
+            Kind::Latency => "latency",
+            Kind::Messages => "messages",
+        }
+    }
+}
+
+/// What and how to draw.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Plot kind.
+    pub kind: Kind,
+    /// Only flows to this destination QP.
+    pub qp: Option<u32>,
+    /// Time window, seconds relative to the first frame.
+    pub from_s: Option<f64>,
+    /// End of the time window, seconds relative to the first frame.
+    pub to_s: Option<f64>,
+    /// Rate bin width, ns (`None`: chosen from the duration).
+    pub bin_ns: Option<u64>,
+    /// Most flows drawn (the largest by payload bytes).
+    pub top: usize,
+    /// Picture size, pixels.
+    pub size: (u32, u32),
+}
+
+impl Options {
+    /// Defaults for `kind`: every QP, the whole capture, top 4 flows, 1200 px wide.
+    pub fn new(kind: Kind) -> Options {
+        Options {
+            kind,
+            qp: None,
+            from_s: None,
+            to_s: None,
+            bin_ns: None,
+            top: 4,
+            size: (1200, 0),
+        }
+    }
+}
+
+/// Draw `opts.kind` on `root`.
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    report: &Report,
+    trace: &Trace,
+    sel: &Selection,
+    opts: &Options,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(err)?;
+    match opts.kind {
+        Kind::Psn => psn::draw(root, report, trace, sel),
+        Kind::Rate => rate::draw(root, report, trace, sel, opts.bin_ns),
+        Kind::Latency => latency::draw(root, report, trace, sel),
+        Kind::Messages => messages::draw(root, report, trace, sel),
+    }?;
+    root.present().map_err(err)
+}
+
+/// A plotters drawing error as an `anyhow` error.
+pub(crate) fn err<E: std::error::Error + Send + Sync + 'static>(
+    e: DrawingAreaErrorKind<E>,
+) -> anyhow::Error {
+    anyhow::anyhow!("drawing: {e}")
+}
+
+/// The picture's height: the given one, else one from the number of panels.
+fn height(opts: &Options, sel: &Selection) -> u32 {
+    if opts.size.1 > 0 {
+        return opts.size.1;
+    }
+    let panels = sel.flows.len().max(1) as u32;
+    match opts.kind {
+        Kind::Psn => 120 + 330 * panels.min(6),
+        Kind::Rate => 720,
+        Kind::Latency => 560,
+        Kind::Messages => (160 + 60 * panels).clamp(320, 1400),
+    }
+}
+
+/// The plot as an SVG document, markers tagged with their classes.
+///
+/// # Errors
+/// A time window that selects nothing, or a drawing error.
+pub fn svg(report: &Report, trace: &Trace, opts: &Options) -> Result<String> {
+    font::register()?;
+    let sel = Selection::new(report, trace, opts)?;
+    let size = (opts.size.0, height(opts, &sel));
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
+        draw(&root, report, trace, &sel, opts)?;
+    }
+    Ok(marks::tag_svg(&out))
+}
+
+/// Write the plot to `path`: PNG when it ends in `.png`, else SVG.
+///
+/// # Errors
+/// As [`svg`], plus the file's I/O errors.
+pub fn write(report: &Report, trace: &Trace, opts: &Options, path: &Path) -> Result<()> {
+    let png = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    if !png {
+        let s = svg(report, trace, opts)?;
+        return std::fs::write(path, s).with_context(|| path.display().to_string());
+    }
+    font::register()?;
+    let sel = Selection::new(report, trace, opts)?;
+    let size = (opts.size.0, height(opts, &sel));
+    if size.0 == 0 || size.1 == 0 {
+        bail!("empty picture size");
+    }
+    let root = BitMapBackend::new(path, size).into_drawing_area();
+    draw(&root, report, trace, &sel, opts).with_context(|| path.display().to_string())
+}

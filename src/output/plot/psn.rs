@@ -1,0 +1,321 @@
+//! `plot --kind psn`: PSN against time per flow, as tcptrace's time-sequence graph does for
+//! TCP (Shepard, "TCP Packet Trace Analysis", MIT/LCS/TR-494, 1991): first transmissions,
+//! retransmissions, gaps, NAKs by code, RNR NAKs, the ACK line from the reverse flow, CE-marked
+//! packets and CNPs, one panel per flow.
+
+use anyhow::Result;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::marks::{ACK, Mark, SENT, marker};
+use super::select::{Selection, Window, label};
+use super::trace::{FlowTrace, RNR, Thinned};
+use super::{err, font::FAMILY};
+use crate::analyze::Report;
+use crate::analyze::psn::psn_diff;
+
+/// A point in data coordinates.
+type Pt = (f64, f64);
+
+/// Pixel columns used to thin dense series.
+const COLUMNS: usize = 1200;
+/// Most first-transmission dots drawn per panel; denser series are drawn as a line.
+pub const MAX_DOTS: usize = 1500;
+/// Most markers of one kind drawn per panel before they are thinned to pixel columns.
+pub const MAX_DRAWN: usize = 5000;
+
+/// Unwraps 24-bit PSNs against the flow's first transmissions.
+pub struct Unwrap {
+    /// (time, unwrapped PSN) of the kept first transmissions, with the raw PSN.
+    pts: Vec<(u64, u32, i64)>,
+}
+
+impl Unwrap {
+    /// Build from the flow's first transmissions (arrival order).
+    pub fn new(sent: &Thinned) -> Unwrap {
+        let mut pts = Vec::with_capacity(sent.pts.len());
+        let mut prev: Option<(u32, i64)> = None;
+        for &(ts, psn) in &sent.pts {
+            let u = match prev {
+                None => i64::from(psn),
+                Some((p, u)) => u + i64::from(psn_diff(psn, p)),
+            };
+            pts.push((ts, psn, u));
+            prev = Some((psn, u));
+        }
+        Unwrap { pts }
+    }
+
+    /// `psn` seen at `ts`, unwrapped against the nearest earlier first transmission.
+    pub fn at(&self, ts: u64, psn: u32) -> f64 {
+        if self.pts.is_empty() {
+            return f64::from(psn);
+        }
+        let k = self.pts.partition_point(|p| p.0 <= ts).saturating_sub(1);
+        let (_, p, u) = self.pts[k];
+        (u + i64::from(psn_diff(psn, p))) as f64
+    }
+}
+
+/// Keep the lowest and highest point of each pixel column, in time order.
+pub fn thin(points: impl Iterator<Item = (f64, f64)>, x: &std::ops::Range<f64>) -> Vec<(f64, f64)> {
+    let w = (x.end - x.start).max(f64::MIN_POSITIVE);
+    let mut cols: Vec<Option<(Pt, Pt)>> = vec![None; COLUMNS + 1];
+    let mut order = Vec::new();
+    for (px, py) in points {
+        let c = (((px - x.start) / w) * COLUMNS as f64).clamp(0.0, COLUMNS as f64) as usize;
+        match &mut cols[c] {
+            Some((lo, hi)) => {
+                if py < lo.1 {
+                    *lo = (px, py);
+                }
+                if py > hi.1 {
+                    *hi = (px, py);
+                }
+            }
+            slot => {
+                *slot = Some(((px, py), (px, py)));
+                order.push(c);
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(order.len() * 2);
+    for c in order {
+        if let Some((lo, hi)) = cols[c] {
+            let (a, b) = if lo.0 <= hi.0 { (lo, hi) } else { (hi, lo) };
+            out.push(a);
+            if b != a {
+                out.push(b);
+            }
+        }
+    }
+    out
+}
+
+/// Times of markers drawn on one row: all of them up to [`MAX_DRAWN`], else one per pixel
+/// column.
+pub fn thin_x(xs: &[f64], xr: &std::ops::Range<f64>) -> Vec<f64> {
+    if xs.len() <= MAX_DRAWN {
+        return xs.to_vec();
+    }
+    let mut v: Vec<f64> = thin(xs.iter().map(|&x| (x, 0.0)), xr)
+        .into_iter()
+        .map(|p| p.0)
+        .collect();
+    v.dedup();
+    v
+}
+
+/// Draw the PSN graph of every selected flow.
+///
+/// # Errors
+/// Drawing errors.
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    report: &Report,
+    trace: &super::Trace,
+    sel: &Selection,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let mut title = "PSN against time".to_string();
+    if let Some(n) = sel.note() {
+        title = format!("{title} — {n}");
+    }
+    let (top, body) = root.split_vertically(36);
+    top.titled(&title, (FAMILY, 22)).map_err(err)?;
+    if sel.flows.is_empty() {
+        body.draw_text(
+            "no flow with PSNs in this selection",
+            &(FAMILY, 18).into_text_style(&body),
+            (40, 40),
+        )
+        .map_err(err)?;
+        return Ok(());
+    }
+    let panels = body.split_evenly((sel.flows.len(), 1));
+    for (&i, area) in sel.flows.iter().zip(panels.iter()) {
+        panel(area, report, &trace.flows[i], i, sel.window)?;
+    }
+    Ok(())
+}
+
+/// One flow's panel.
+fn panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    report: &Report,
+    t: &FlowTrace,
+    flow: usize,
+    win: Window,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let (unit, uname) = win.unit();
+    let xr = win.range(unit);
+    let un = Unwrap::new(&t.sent);
+    let x = |ts: u64| win.x(ts, unit);
+    let inw = |ts: &u64| win.contains(*ts);
+    let sent = thin(
+        un.pts
+            .iter()
+            .filter(|p| inw(&p.0))
+            .map(|p| (x(p.0), p.2 as f64)),
+        &xr,
+    );
+    let acks = thin(
+        t.acks
+            .pts
+            .iter()
+            .filter(|p| inw(&p.0))
+            .map(|&(ts, psn)| (x(ts), un.at(ts, psn))),
+        &xr,
+    );
+    let retx: Vec<(f64, f64)> = t
+        .retx
+        .v
+        .iter()
+        .filter(|p| inw(&p.0))
+        .map(|&(ts, p)| (x(ts), un.at(ts, p)))
+        .collect();
+    let gaps: Vec<(f64, f64)> = t
+        .gaps
+        .v
+        .iter()
+        .filter(|p| inw(&p.0))
+        .map(|&(ts, e, _)| (x(ts), un.at(ts, e)))
+        .collect();
+    let ce: Vec<(f64, f64)> =
+        t.ce.v
+            .iter()
+            .filter(|p| inw(&p.0))
+            .map(|&(ts, p)| (x(ts), un.at(ts, p)))
+            .collect();
+    let nak_pt = |rnr: bool| -> Vec<(f64, f64)> {
+        t.naks
+            .v
+            .iter()
+            .filter(|n| inw(&n.ts) && (n.code == RNR) == rnr)
+            .map(|n| (x(n.ts), un.at(n.ts, n.psn)))
+            .collect()
+    };
+    let (naks, rnrs) = (nak_pt(false), nak_pt(true));
+    let cnps: Vec<f64> = t
+        .cnps
+        .v
+        .iter()
+        .filter(|ts| inw(ts))
+        .map(|&ts| x(ts))
+        .collect();
+    let ys = || {
+        sent.iter()
+            .chain(&acks)
+            .chain(&retx)
+            .chain(&gaps)
+            .chain(&ce)
+            .chain(&naks)
+            .chain(&rnrs)
+            .map(|p| p.1)
+    };
+    let (mut lo, mut hi) = ys().fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
+    if lo > hi {
+        (lo, hi) = (0.0, 1.0);
+    }
+    let pad = ((hi - lo) * 0.08).max(1.0);
+    let yr = (lo - pad).floor()..(hi + pad * 2.0).ceil();
+    let mut chart = ChartBuilder::on(area)
+        .caption(label(report, flow), (FAMILY, 16))
+        .margin(8)
+        .x_label_area_size(40)
+        .y_label_area_size(90)
+        .build_cartesian_2d(xr.clone(), yr.clone())
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(format!("time since first frame ({uname})"))
+        .y_desc("PSN (unwrapped)")
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .label_style((FAMILY, 13))
+        .axis_desc_style((FAMILY, 14))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(err)?;
+    let n = |v: usize, what: &str| format!("{what} ({v})");
+    if sent.len() <= MAX_DOTS {
+        chart
+            .draw_series(sent.iter().map(|&p| Circle::new(p, 2, SENT.filled())))
+            .map_err(err)?
+            .label(n(t.sent.pts.len(), "sent in sequence"))
+            .legend(|c| Circle::new(c, 3, SENT.filled()));
+    } else {
+        // Too dense for dots: one line through the pixel columns' extremes.
+        chart
+            .draw_series(LineSeries::new(sent.iter().copied(), SENT.stroke_width(2)))
+            .map_err(err)?
+            .label(format!(
+                "sent in sequence ({} kept, line)",
+                t.sent.pts.len()
+            ))
+            .legend(|(a, b)| PathElement::new(vec![(a - 6, b), (a + 6, b)], SENT.stroke_width(2)));
+    }
+    if !acks.is_empty() {
+        chart
+            .draw_series(LineSeries::new(acks.iter().copied(), ACK.stroke_width(1)))
+            .map_err(err)?
+            .label("ACKed PSN (reverse flow)")
+            .legend(|(a, b)| PathElement::new(vec![(a - 6, b), (a + 6, b)], ACK.stroke_width(2)));
+    }
+    let shapes: [(Mark, &Vec<Pt>, &str); 5] = [
+        (Mark::Ce, &ce, "CE-marked"),
+        (Mark::Gap, &gaps, "gap (first missing PSN)"),
+        (Mark::Retx, &retx, "retransmission"),
+        (Mark::Nak, &naks, "NAK"),
+        (Mark::Rnr, &rnrs, "RNR NAK"),
+    ];
+    for (m, pts, what) in shapes {
+        if pts.is_empty() {
+            continue;
+        }
+        // Past MAX_DRAWN markers of a kind, keep the lowest and highest per pixel column: the
+        // picture is the same, the SVG stays small, and the legend says so.
+        let (drawn, label) = if pts.len() > MAX_DRAWN {
+            let d = thin(pts.iter().copied(), &xr);
+            let l = format!(
+                "{what} ({}; {} drawn, thinned to pixels)",
+                pts.len(),
+                d.len()
+            );
+            (d, l)
+        } else {
+            (pts.clone(), n(pts.len(), what))
+        };
+        chart
+            .draw_series(drawn.iter().map(|&p| marker(m, p, m.color())))
+            .map_err(err)?
+            .label(label)
+            .legend(move |c| marker(m, c, m.legend_color()));
+    }
+    if !cnps.is_empty() {
+        let top = hi + pad;
+        let drawn = thin_x(&cnps, &xr);
+        chart
+            .draw_series(
+                drawn
+                    .iter()
+                    .map(|&cx| marker(Mark::Cnp, (cx, top), Mark::Cnp.color())),
+            )
+            .map_err(err)?
+            .label(n(cnps.len(), "CNP received (top edge)"))
+            .legend(|c| marker(Mark::Cnp, c, Mark::Cnp.legend_color()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .label_font((FAMILY, 13))
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(160, 160, 160))
+        .draw()
+        .map_err(err)?;
+    Ok(())
+}
