@@ -6,6 +6,7 @@
 
 pub mod analyze;
 pub mod cli;
+pub mod correlate;
 pub mod decode;
 pub mod generate;
 pub mod output;

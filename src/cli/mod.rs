@@ -3,6 +3,7 @@
 
 pub mod assets;
 pub mod capture;
+pub mod correlate;
 pub mod pipeline;
 pub mod progress;
 
@@ -77,6 +78,12 @@ pub enum Command {
                             roce-inspect generate --peer 192.168.1.2 --size 8K --iters 100\n  \
                             roce-inspect generate --gpu 0 --peer fe80::2:c903:0:1 --imm")]
     Generate(crate::generate::GenerateArgs),
+    /// Match one job's packets across several captures (one per host or mirror): loss located
+    /// to a link, capture clocks aligned, one-way delay per link and direction.
+    #[command(after_help = "Examples:\n  \
+                            roce-inspect correlate node0.pcap node1.pcap node2.pcap\n  \
+                            roce-inspect correlate a.pcap b.pcap --json | jq .links")]
+    Correlate(correlate::CorrelateArgs),
     /// List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE.
     #[command(visible_alias = "interfaces")]
     List,

@@ -25,7 +25,10 @@ pub fn captures_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        println!("skipped: third-party captures not found at {}", dir.display());
+        println!(
+            "skipped: third-party captures not found at {}",
+            dir.display()
+        );
         None
     }
 }
@@ -39,7 +42,11 @@ pub fn capture(rel: &str) -> String {
 /// Path of a users' case under `../shared/cases` (beside the captures folder). Tests that use
 /// it start with [`need_shared!`].
 pub fn case(name: &str) -> String {
-    captures_root().join("../cases").join(name).display().to_string()
+    captures_root()
+        .join("../cases")
+        .join(name)
+        .display()
+        .to_string()
 }
 
 /// Returns from the calling test (which then passes, having printed one `skipped:` line) when

@@ -1,0 +1,68 @@
+//! One capture file as a stream of [`Observation`]s: the existing file source and decoder,
+//! with frame and RoCE counts.
+
+use anyhow::{Context, Result};
+
+use super::packet::Observation;
+use crate::decode::{DecodeConfig, LinkType, decode_frame};
+use crate::source::FileSource;
+
+/// A capture file being read for correlation.
+pub struct CaptureReader {
+    path: String,
+    src: FileSource,
+    linktype: LinkType,
+    cfg: DecodeConfig,
+    /// Frames read (after the BPF filter).
+    pub frames: u64,
+    /// Frames decoded as RoCE (with or without a BTH).
+    pub roce: u64,
+}
+
+impl CaptureReader {
+    /// Open `path` with an optional BPF `filter` and the RoCEv2 ports of `cfg`.
+    ///
+    /// # Errors
+    /// One line naming the file: missing, not a capture, unsupported link type, bad filter.
+    pub fn open(path: &str, filter: Option<&str>, cfg: &DecodeConfig) -> Result<CaptureReader> {
+        let mut src = FileSource::open(path).with_context(|| path.to_string())?;
+        if let Some(f) = filter {
+            src.set_filter(f).with_context(|| path.to_string())?;
+        }
+        Ok(CaptureReader {
+            path: path.to_string(),
+            linktype: src.linktype(),
+            src,
+            cfg: cfg.clone(),
+            frames: 0,
+            roce: 0,
+        })
+    }
+
+    /// The next RoCE packet with a BTH; `Ok(None)` at the end of the file.
+    ///
+    /// # Errors
+    /// A read error in the middle of the file, naming the file and the last frame read.
+    pub fn next_packet(&mut self) -> Result<Option<Observation>> {
+        loop {
+            let rec = match self.src.next_record() {
+                Ok(Some(r)) => r,
+                Ok(None) => return Ok(None),
+                Err(e) => {
+                    let n = self.src.frames_read();
+                    return Err(anyhow::Error::new(e))
+                        .with_context(|| format!("{}: after frame {n}", self.path));
+                }
+            };
+            self.frames += 1;
+            let frame = decode_frame(self.linktype, rec.data, rec.len, &self.cfg);
+            if frame.roce().is_none() {
+                continue;
+            }
+            self.roce += 1;
+            if let Some(o) = Observation::of(&frame, rec.number, rec.ts_ns) {
+                return Ok(Some(o));
+            }
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! First pass: read every capture once to learn its extent (frames, RoCE packets, first and last
+//! time), which host pairs it sees, and a consistent sample of its packets for the clock-offset
+//! estimate.
+//!
+//! The sample is a bottom-k sketch per capture and direction: the `k` packets with the smallest
+//! [`Observation::sample_hash`]. The hash depends only on what every hop leaves unchanged, so two
+//! captures of one link sample the same packets wherever each file starts or ends, in bounded
+//! memory (captures with fewer than `k` packets per direction are sampled whole).
+
+use std::collections::BinaryHeap;
+use std::collections::hash_map::Entry;
+
+use anyhow::Result;
+
+use super::packet::Observation;
+use super::reader::CaptureReader;
+use crate::analyze::fxhash::FxBuild;
+use crate::decode::Address;
+
+type FxMap<K, V> = std::collections::HashMap<K, V, FxBuild>;
+
+/// Index of a direction (source → destination host) in [`Directions`].
+pub type DirId = u32;
+
+/// Most directions (host pairs × 2) tracked; packets of further directions are counted as
+/// untracked, so a capture that sprays addresses cannot grow memory without bound.
+pub const MAX_DIRECTIONS: usize = 1 << 16;
+
+/// Packets sampled per capture and direction for the offset estimate.
+pub const SAMPLE_PER_DIRECTION: usize = 4096;
+
+/// The directions (source → destination address) seen in any capture, numbered in order of
+/// first appearance.
+#[derive(Default)]
+pub struct Directions {
+    ids: FxMap<(Address, Address), DirId>,
+    /// The (source, destination) of each direction.
+    pub list: Vec<(Address, Address)>,
+}
+
+impl Directions {
+    /// The id of `src → dst`, adding it when there is room.
+    pub fn intern(&mut self, src: Address, dst: Address) -> Option<DirId> {
+        if let Some(&id) = self.ids.get(&(src, dst)) {
+            return Some(id);
+        }
+        if self.list.len() >= MAX_DIRECTIONS {
+            return None;
+        }
+        let id = self.list.len() as DirId;
+        self.ids.insert((src, dst), id);
+        self.list.push((src, dst));
+        Some(id)
+    }
+
+    /// The id of `src → dst`, when known.
+    pub fn get(&self, src: Address, dst: Address) -> Option<DirId> {
+        self.ids.get(&(src, dst)).copied()
+    }
+
+    /// The id of the reverse direction of `d`, when seen.
+    pub fn reverse(&self, d: DirId) -> Option<DirId> {
+        let (s, t) = self.list[d as usize];
+        self.get(t, s)
+    }
+}
+
+/// A bottom-k sample: hash → (capture time in ns, copies seen).
+#[derive(Default)]
+pub struct Sample {
+    /// Sampled packets by hash: first capture time (ns) and number of copies with that hash.
+    pub map: FxMap<u64, (u64, u32)>,
+    heap: BinaryHeap<u64>,
+}
+
+impl Sample {
+    fn offer(&mut self, hash: u64, ts_ns: u64, k: usize) {
+        if self.map.len() >= k && self.heap.peek().is_some_and(|&m| hash > m) {
+            return;
+        }
+        match self.map.entry(hash) {
+            Entry::Occupied(mut o) => o.get_mut().1 += 1,
+            Entry::Vacant(v) => {
+                v.insert((ts_ns, 1));
+                self.heap.push(hash);
+                if self.heap.len() > k
+                    && let Some(m) = self.heap.pop()
+                {
+                    self.map.remove(&m);
+                }
+            }
+        }
+    }
+}
+
+/// One capture direction's share of the survey.
+#[derive(Default)]
+pub struct DirSurvey {
+    /// Packets of this direction in the capture.
+    pub packets: u64,
+    /// The sample.
+    pub sample: Sample,
+}
+
+/// What the first pass learnt about one capture file.
+#[derive(Default)]
+pub struct CaptureSurvey {
+    /// The file name as given.
+    pub file: String,
+    /// Frames read (after `-f`).
+    pub frames: u64,
+    /// RoCE frames (v1, v2, IB; malformed included).
+    pub roce: u64,
+    /// RoCE packets of directions beyond [`MAX_DIRECTIONS`].
+    pub untracked: u64,
+    /// Capture time of the first and last RoCE packet with a BTH (ns, own clock).
+    pub first_ns: Option<u64>,
+    /// See `first_ns`.
+    pub last_ns: Option<u64>,
+    /// Per direction seen.
+    pub dirs: FxMap<DirId, DirSurvey>,
+}
+
+/// Survey of every capture.
+pub struct Survey {
+    /// Per capture, in command-line order.
+    pub captures: Vec<CaptureSurvey>,
+    /// Directions seen in any capture.
+    pub directions: Directions,
+}
+
+/// Read every file once (see the module doc).
+///
+/// # Errors
+/// The first file that cannot be opened or read, as one line naming it.
+pub fn survey(readers: Vec<CaptureReader>, files: &[String]) -> Result<Survey> {
+    let mut directions = Directions::default();
+    let mut captures = Vec::with_capacity(files.len());
+    for (mut r, file) in readers.into_iter().zip(files) {
+        let mut c = CaptureSurvey {
+            file: file.clone(),
+            ..CaptureSurvey::default()
+        };
+        while let Some(o) = r.next_packet()? {
+            add(&mut c, &mut directions, &o);
+        }
+        c.frames = r.frames;
+        c.roce = r.roce;
+        captures.push(c);
+    }
+    Ok(Survey {
+        captures,
+        directions,
+    })
+}
+
+fn add(c: &mut CaptureSurvey, directions: &mut Directions, o: &Observation) {
+    let Some(d) = directions.intern(o.id.src, o.id.dst) else {
+        c.untracked += 1;
+        return;
+    };
+    c.first_ns = Some(c.first_ns.map_or(o.ts_ns, |f| f.min(o.ts_ns)));
+    c.last_ns = Some(c.last_ns.map_or(o.ts_ns, |l| l.max(o.ts_ns)));
+    let ds = c.dirs.entry(d).or_default();
+    ds.packets += 1;
+    ds.sample
+        .offer(o.sample_hash(), o.ts_ns, SAMPLE_PER_DIRECTION);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bottom_k_keeps_the_smallest_hashes_and_counts_copies() {
+        let mut s = Sample::default();
+        for h in [50u64, 10, 40, 30, 20, 10] {
+            s.offer(h, h * 100, 3);
+        }
+        let mut kept: Vec<_> = s.map.iter().map(|(h, v)| (*h, *v)).collect();
+        kept.sort();
+        assert_eq!(
+            kept,
+            vec![(10, (1000, 2)), (20, (2000, 1)), (30, (3000, 1))]
+        );
+    }
+}
