@@ -11,3 +11,4 @@ pub mod decode;
 pub mod generate;
 pub mod output;
 pub mod source;
+pub mod synth;

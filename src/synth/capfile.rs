@@ -1,0 +1,127 @@
+//! Capture-file writers for generated frames: classic pcap with nanosecond timestamps (magic
+//! 0xa1b23c4d) and pcapng (one interface, `if_tsresol` = 9, i.e. nanoseconds), both through the
+//! `pcap-file` crate. Output is a pure function of the records, so reruns give identical bytes.
+
+use std::borrow::Cow;
+use std::io::Write;
+use std::time::Duration;
+
+use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+use pcap_file::pcapng::PcapNgWriter;
+use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+use pcap_file::pcapng::blocks::interface_description::{
+    InterfaceDescriptionBlock, InterfaceDescriptionOption,
+};
+use pcap_file::{DataLink, Endianness, TsResolution};
+
+/// libpcap link type 1 (Ethernet).
+pub const LINKTYPE_ETHERNET: u32 = 1;
+
+/// One captured frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Capture time in ns since the Unix epoch.
+    pub ts_ns: u64,
+    /// The captured bytes (at most the snap length).
+    pub data: Vec<u8>,
+    /// Length of the frame on the wire in bytes (≥ `data.len()`).
+    pub orig_len: u32,
+}
+
+impl Record {
+    /// A frame captured whole.
+    pub fn new(ts_ns: u64, data: Vec<u8>) -> Record {
+        let orig_len = data.len() as u32;
+        Record {
+            ts_ns,
+            data,
+            orig_len,
+        }
+    }
+
+    /// The same frame cut to `snaplen` bytes (the wire length is kept).
+    pub fn cut(&self, snaplen: usize) -> Record {
+        Record {
+            ts_ns: self.ts_ns,
+            data: self.data[..self.data.len().min(snaplen)].to_vec(),
+            orig_len: self.orig_len,
+        }
+    }
+}
+
+/// Errors of the writers: the underlying I/O or encoding error, as text.
+#[derive(Debug, thiserror::Error)]
+#[error("writing capture: {0}")]
+pub struct WriteError(String);
+
+fn err(e: impl std::fmt::Display) -> WriteError {
+    WriteError(e.to_string())
+}
+
+/// Write a classic little-endian pcap file with nanosecond timestamps and snap length
+/// `snaplen` (bytes) to `w`.
+pub fn write_pcap<W: Write>(
+    w: W,
+    linktype: u32,
+    snaplen: u32,
+    records: &[Record],
+) -> Result<(), WriteError> {
+    let header = PcapHeader {
+        version_major: 2,
+        version_minor: 4,
+        ts_correction: 0,
+        ts_accuracy: 0,
+        snaplen,
+        datalink: DataLink::from(linktype),
+        ts_resolution: TsResolution::NanoSecond,
+        endianness: Endianness::Little,
+    };
+    let mut out = PcapWriter::with_header(w, header).map_err(err)?;
+    for r in records {
+        let p = PcapPacket::new(Duration::from_nanos(r.ts_ns), r.orig_len, &r.data);
+        out.write_packet(&p).map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Write a little-endian pcapng file (section header, one interface description with
+/// nanosecond resolution, one enhanced packet block per record) to `w`.
+pub fn write_pcapng<W: Write>(
+    w: W,
+    linktype: u32,
+    snaplen: u32,
+    records: &[Record],
+) -> Result<(), WriteError> {
+    let mut out = PcapNgWriter::with_endianness(w, Endianness::Little).map_err(err)?;
+    let idb = InterfaceDescriptionBlock {
+        linktype: DataLink::from(linktype),
+        snaplen,
+        options: vec![InterfaceDescriptionOption::IfTsResol(9)],
+    };
+    out.write_pcapng_block(idb).map_err(err)?;
+    for r in records {
+        let epb = EnhancedPacketBlock {
+            interface_id: 0,
+            timestamp: Duration::from_nanos(r.ts_ns),
+            original_len: r.orig_len,
+            data: Cow::Borrowed(&r.data),
+            options: vec![],
+        };
+        out.write_pcapng_block(epb).map_err(err)?;
+    }
+    Ok(())
+}
+
+/// [`write_pcap`] into memory.
+pub fn pcap_bytes(linktype: u32, snaplen: u32, records: &[Record]) -> Vec<u8> {
+    let mut v = Vec::new();
+    write_pcap(&mut v, linktype, snaplen, records).expect("writing to memory cannot fail");
+    v
+}
+
+/// [`write_pcapng`] into memory.
+pub fn pcapng_bytes(linktype: u32, snaplen: u32, records: &[Record]) -> Vec<u8> {
+    let mut v = Vec::new();
+    write_pcapng(&mut v, linktype, snaplen, records).expect("writing to memory cannot fail");
+    v
+}
