@@ -35,7 +35,8 @@
 //! unmatched downstream copies were missed by the upstream capture; unmatched copies from when
 //! the other capture was not recording are counted apart. The smallest delta of every matched
 //! packet then gives the final offsets (the survey only sampled), and each link's delays
-//! (exact minimum and maximum, median and p99 within 0.1 %, ten intervals over time) are
+//! (exact minimum and maximum, median and p99 exact below 65.5 µs and within 0.002 % above,
+//! ten intervals over time) are
 //! moved onto them.
 
 pub mod clock;
