@@ -341,8 +341,11 @@ fn real_capture_against_itself_shifted() {
     check_shifted(&common::capture("real/nccl_nccl_node0.pcap"), 1_234_567_000);
 }
 
-/// tshark's view of one file: (src, dst) → multiset of (dest QP, PSN, opcode).
-fn tshark_packets(path: &str) -> HashMap<(String, String), HashMap<(u64, u64, u64), usize>> {
+/// (src, dst) → multiset of (dest QP, PSN, opcode).
+type Packets = HashMap<(String, String), HashMap<(u64, u64, u64), usize>>;
+
+/// tshark's view of one file.
+fn tshark_packets(path: &str) -> Packets {
     let rows = common::tshark(
         path,
         &[
