@@ -73,10 +73,11 @@ fn allreduce_offsets_are_the_scenarios_clocks() {
     let t = allreduce::scenario().truth;
     let r = allreduce_report();
     let offs = r["clock_offsets"].as_array().unwrap();
-    for n in 0..3 {
-        assert_eq!(offs[n]["offset_ns"], t.offsets_ns[n], "node{n}");
+    assert_eq!(offs.len(), 3);
+    for (n, o) in offs.iter().enumerate() {
+        assert_eq!(o["offset_ns"], t.offsets_ns[n], "node{n}");
         assert!(
-            offs[n]["file"]
+            o["file"]
                 .as_str()
                 .unwrap()
                 .ends_with(&format!("node{n}.pcap"))
@@ -94,9 +95,9 @@ fn allreduce_offsets_are_the_scenarios_clocks() {
         *l.delays_ns.iter().min().unwrap() as i64
     };
     assert_eq!(offs[0]["error_ns"], 0);
-    for n in 1..3 {
+    for (n, o) in offs.iter().enumerate().skip(1) {
         assert_eq!(
-            offs[n]["error_ns"],
+            o["error_ns"],
             (min_delay(0, n) + min_delay(n, 0)) / 2,
             "node{n}"
         );
