@@ -58,7 +58,7 @@ use anyhow::{Result, bail};
 use crate::decode::DecodeConfig;
 use matcher::Matcher;
 use packet::Observation;
-use reader::CaptureReader;
+use reader::{CaptureReader, Feed};
 pub use report::Report;
 
 /// Correlation settings.
@@ -103,8 +103,16 @@ fn open_all(cfg: &Config, dcfg: &DecodeConfig) -> Result<Vec<CaptureReader>> {
         .collect()
 }
 
-/// Feed every packet of every reader to the matcher in reference-time order.
-fn merge(mut readers: Vec<CaptureReader>, m: &mut Matcher<'_>) -> Result<()> {
+/// Feed every packet of every reader to the matcher in reference-time order, each file read
+/// and decoded by a thread of its own.
+fn merge(readers: Vec<CaptureReader>, m: &mut Matcher<'_>) -> Result<()> {
+    std::thread::scope(|s| {
+        let feeds = readers.into_iter().map(|r| Feed::spawn(s, r)).collect();
+        merge_feeds(feeds, m)
+    })
+}
+
+fn merge_feeds(mut readers: Vec<Feed>, m: &mut Matcher<'_>) -> Result<()> {
     let mut heads: Vec<Option<Observation>> = Vec::with_capacity(readers.len());
     let mut heap = BinaryHeap::new();
     for (c, r) in readers.iter_mut().enumerate() {

@@ -129,29 +129,64 @@ pub struct Survey {
     pub directions: Directions,
 }
 
-/// Read every file once (see the module doc).
+/// Read every file once (see the module doc), one thread per file.
 ///
 /// # Errors
-/// The first file that cannot be opened or read, as one line naming it.
+/// The first file that cannot be read, as one line naming it.
 pub fn survey(readers: Vec<CaptureReader>, files: &[String]) -> Result<Survey> {
+    let local: Vec<Result<(CaptureSurvey, Directions)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = readers
+            .into_iter()
+            .zip(files)
+            .map(|(r, f)| s.spawn(move || survey_one(r, f)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("survey thread panicked")))
+            })
+            .collect()
+    });
     let mut directions = Directions::default();
     let mut captures = Vec::with_capacity(files.len());
-    for (mut r, file) in readers.into_iter().zip(files) {
-        let mut c = CaptureSurvey {
-            file: file.clone(),
-            ..CaptureSurvey::default()
-        };
-        while let Some(o) = r.next_packet()? {
-            add(&mut c, &mut directions, &o);
+    for r in local {
+        let (mut c, dirs) = r?;
+        let mut global = FxMap::default();
+        // In order of first appearance in the file, so that numbering is reproducible.
+        let mut local: Vec<(DirId, DirSurvey)> = c.dirs.drain().collect();
+        local.sort_unstable_by_key(|(d, _)| *d);
+        for (d, ds) in local {
+            let (src, dst) = dirs.list[d as usize];
+            match directions.intern(src, dst) {
+                Some(g) => {
+                    global.insert(g, ds);
+                }
+                None => c.untracked += ds.packets,
+            }
         }
-        c.frames = r.frames;
-        c.roce = r.roce;
+        c.dirs = global;
         captures.push(c);
     }
     Ok(Survey {
         captures,
         directions,
     })
+}
+
+/// Survey one file with its own direction numbering.
+fn survey_one(mut r: CaptureReader, file: &str) -> Result<(CaptureSurvey, Directions)> {
+    let mut directions = Directions::default();
+    let mut c = CaptureSurvey {
+        file: file.to_string(),
+        ..CaptureSurvey::default()
+    };
+    while let Some(o) = r.next_packet()? {
+        add(&mut c, &mut directions, &o);
+    }
+    c.frames = r.frames;
+    c.roce = r.roce;
+    Ok((c, directions))
 }
 
 fn add(c: &mut CaptureSurvey, directions: &mut Directions, o: &Observation) {
