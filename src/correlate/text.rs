@@ -62,28 +62,76 @@ pub fn us(ns: i64) -> String {
     format!("{sign}{}.{:03}", a / 1000, a % 1000)
 }
 
+/// How a capture is named in the tables: its file name without the folders, or the path as
+/// given when two captures share a file name.
+struct Names(Vec<(String, String)>);
+
+impl Names {
+    fn new(r: &Report) -> Names {
+        let base = |f: &str| {
+            std::path::Path::new(f)
+                .file_name()
+                .map_or(f.to_string(), |b| b.to_string_lossy().into_owned())
+        };
+        let unique = |f: &str| {
+            r.captures
+                .iter()
+                .filter(|c| base(&c.file) == base(f))
+                .count()
+                == 1
+        };
+        Names(
+            r.captures
+                .iter()
+                .map(|c| {
+                    let shown = if unique(&c.file) {
+                        base(&c.file)
+                    } else {
+                        c.file.clone()
+                    };
+                    (c.file.clone(), shown)
+                })
+                .collect(),
+        )
+    }
+
+    fn get<'a>(&'a self, file: &'a str) -> &'a str {
+        self.0
+            .iter()
+            .find(|(f, _)| f == file)
+            .map_or(file, |(_, s)| s)
+    }
+}
+
 /// Print the report.
 ///
 /// # Errors
 /// Output I/O errors.
 pub fn write(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    let names = Names::new(r);
     captures(r, out, color)?;
-    links(r, out, color)?;
+    links(r, &names, out, color)?;
     over_time(r, out)?;
     if !r.single_capture.is_empty() {
         let mut t = table(color, &["src → dst", "only in", "packets"]);
         for s in &r.single_capture {
             t.add_row(vec![
                 Cell::new(format!("{} → {}", s.src, s.dst)),
-                Cell::new(&s.file),
+                Cell::new(names.get(&s.file)),
                 right(s.packets),
             ]);
         }
         writeln!(out, "\nDirections seen by one capture only\n{t}")?;
     }
-    packets(out, color, "Lost on the link", &r.lost)?;
-    packets(out, color, "Missed by the upstream capture", &r.missed)?;
-    corrupted(out, color, &r.corrupted)?;
+    packets(out, &names, color, "Lost on the link", &r.lost)?;
+    packets(
+        out,
+        &names,
+        color,
+        "Missed by the upstream capture",
+        &r.missed,
+    )?;
+    corrupted(out, &names, color, &r.corrupted)?;
     if r.lists_truncated {
         writeln!(
             out,
@@ -135,7 +183,7 @@ fn delay_cells(d: &Option<DelaySummary>) -> Vec<Cell> {
     }
 }
 
-fn links(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+fn links(r: &Report, names: &Names, out: &mut dyn Write, color: bool) -> io::Result<()> {
     let mut t = table(
         color,
         &[
@@ -155,7 +203,11 @@ fn links(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     for l in &r.links {
         let mut row = vec![
             Cell::new(format!("{} → {}", l.src, l.dst)),
-            Cell::new(format!("{} → {}", l.upstream, l.downstream)),
+            Cell::new(format!(
+                "{} → {}",
+                names.get(&l.upstream),
+                names.get(&l.downstream)
+            )),
             right(l.matched),
             bad(l.lost, color),
             bad(l.missed_by_upstream, color),
@@ -197,7 +249,13 @@ fn link_name(l: &LinkRow) -> String {
     format!("{} → {}", l.src, l.dst)
 }
 
-fn packets(out: &mut dyn Write, color: bool, title: &str, v: &[PacketRow]) -> io::Result<()> {
+fn packets(
+    out: &mut dyn Write,
+    names: &Names,
+    color: bool,
+    title: &str,
+    v: &[PacketRow],
+) -> io::Result<()> {
     if v.is_empty() {
         return writeln!(out, "\n{title}: none");
     }
@@ -216,18 +274,18 @@ fn packets(out: &mut dyn Write, color: bool, title: &str, v: &[PacketRow]) -> io
     for p in v {
         t.add_row(vec![
             Cell::new(format!("{} → {}", p.src, p.dst)),
-            right(format!("{:#x}", p.dest_qp)),
+            right(format!("{:#08x}", p.dest_qp)),
             right(p.psn),
             Cell::new(Opcode(p.opcode).label()),
-            Cell::new(&p.seen_in),
+            Cell::new(names.get(&p.seen_in)),
             right(p.frame),
-            Cell::new(&p.missing_in),
+            Cell::new(names.get(&p.missing_in)),
         ]);
     }
     writeln!(out, "\n{title}: {}\n{t}", v.len())
 }
 
-fn corrupted(out: &mut dyn Write, color: bool, v: &[CorruptRow]) -> io::Result<()> {
+fn corrupted(out: &mut dyn Write, names: &Names, color: bool, v: &[CorruptRow]) -> io::Result<()> {
     if v.is_empty() {
         return Ok(());
     }
@@ -245,11 +303,15 @@ fn corrupted(out: &mut dyn Write, color: bool, v: &[CorruptRow]) -> io::Result<(
     for p in v {
         t.add_row(vec![
             Cell::new(format!("{} → {}", p.src, p.dst)),
-            right(format!("{:#x}", p.dest_qp)),
+            right(format!("{:#08x}", p.dest_qp)),
             right(p.psn),
             Cell::new(Opcode(p.opcode).label()),
-            Cell::new(format!("{} ({})", p.upstream, p.frame_upstream)),
-            Cell::new(format!("{} ({})", p.downstream, p.frame_downstream)),
+            Cell::new(format!("{} ({})", names.get(&p.upstream), p.frame_upstream)),
+            Cell::new(format!(
+                "{} ({})",
+                names.get(&p.downstream),
+                p.frame_downstream
+            )),
         ]);
     }
     writeln!(
