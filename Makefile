@@ -15,29 +15,45 @@ ifneq ($(LIBCLANG_PATH),)
 export LIBCLANG_PATH
 endif
 
-.PHONY: all build deps demo test fmt clippy bench clean assets fuzz
+.PHONY: all build deps demo test fmt clippy bench clean assets fuzz samples install
 
 all: build
 
 build:
 	$(CARGO) build --release
 
-## deps: install the Debian packages (idempotent; uses sudo when not root).
+## deps: install the Debian packages (idempotent). As root it runs apt-get itself, otherwise
+## through sudo; `apt-get update` runs once, before installing, and only when something is missing.
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
-	  export DEBIAN_FRONTEND=noninteractive; \
-	  $(SUDO) apt-get update -qq && \
-	  $(SUDO) -E apt-get install -y -qq --no-install-recommends $$missing; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "deps: all Debian packages present"; fi
 
-## demo: release build, then decode a bundled sample.
+## demo: release build, then decode a bundled sample and print its report.
 demo: deps
 	$(CARGO) build --release
-	./target/release/roce-inspect read samples/rdma_write_bw.pcap
+	./target/release/roce-inspect read samples/write_bw.pcap --summary
+
+## samples: rewrite samples/ with the project's scenario writers (identical bytes each time).
+samples:
+	$(CARGO) run --quiet --example make_samples
+
+## install: the binary, the man pages and the bash/zsh/fish completions under
+## $(DESTDIR)$(PREFIX) (PREFIX defaults to /usr/local).
+PREFIX ?= /usr/local
+BIN ?= target/release/roce-inspect
+install: build
+	install -Dm755 $(BIN) $(DESTDIR)$(PREFIX)/bin/roce-inspect
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -Dm644 completions/roce-inspect.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/roce-inspect
+	install -Dm644 completions/_roce-inspect $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_roce-inspect
+	install -Dm644 completions/roce-inspect.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/roce-inspect.fish
 
 ## test: formatting, lints, and every test (unit, integration, tshark differential).
 test: deps
@@ -45,7 +61,8 @@ test: deps
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) test
 
-## fuzz: seed the corpora from ../shared/captures, then run each cargo-fuzz target (libFuzzer,
+## fuzz: seed the corpora from samples/, tests/hostile, snap-length cuts of the sample scenarios
+## and, when present, the third-party captures (ROCE_INSPECT_CAPTURES), then run each cargo-fuzz target (libFuzzer,
 ## nightly, debug assertions on) for FUZZ_SECONDS seconds, one target at a time. Fails on a crash
 ## (the input lands in fuzz/artifacts/TARGET/). Executions per target: the `stat::` lines.
 FUZZ_SECONDS ?= 60

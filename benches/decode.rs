@@ -1,4 +1,4 @@
-//! Decoder and printer throughput on real frames from `samples/` (criterion).
+//! Decoder and printer throughput on the frames of `samples/write_bw.pcap` (made by `make_samples`) (criterion).
 //!
 //! Run with `cargo bench --bench decode`; `scripts/bench-vs-tshark.sh` compares the whole
 //! binary with tcpdump and tshark on a generated 1M-packet trace.
@@ -25,9 +25,9 @@ fn load(name: &str) -> Vec<Vec<u8>> {
 
 fn bench(c: &mut Criterion) {
     let cfg = DecodeConfig::default();
-    let frames = load("rdma_write_bw.pcap");
+    let frames = load("write_bw.pcap");
     let bytes: usize = frames.iter().map(Vec::len).sum();
-    let mut g = c.benchmark_group("rdma_write_bw");
+    let mut g = c.benchmark_group("write_bw");
     g.throughput(Throughput::Elements(frames.len() as u64));
     g.bench_function("decode", |b| {
         b.iter(|| {

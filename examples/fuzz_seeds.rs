@@ -1,5 +1,7 @@
-//! Build the fuzz seed corpora from the captures in `../shared/captures` (and the hostile files
-//! under `tests/hostile`): `cargo run --example fuzz_seeds [CAPTURES_DIR [CORPUS_DIR]]`.
+//! Build the fuzz seed corpora from the project's own inputs — the samples, the hostile files
+//! under `tests/hostile`, and every sample scenario cut to snap lengths 64, 96 and 128 — and,
+//! when present, the third-party captures (`ROCE_INSPECT_CAPTURES`, default
+//! `../shared/captures`): `cargo run --example fuzz_seeds [CAPTURES_DIR [CORPUS_DIR]]`.
 //!
 //! * `CORPUS_DIR/decode_frame/`: every distinct frame, prefixed with the selector byte the
 //!   `decode_frame` target reads (link type index; bit 4 set when the snap length cut the frame),
@@ -43,12 +45,28 @@ fn captures(dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
     Ok(())
 }
 
+/// Every sample scenario cut to snap lengths 64, 96 and 128, written under `dir`.
+fn snap_cuts(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, pcap_bytes};
+    let mut out = Vec::new();
+    for s in roce_inspect::synth::scenario::samples() {
+        for snap in [64usize, 96, 128] {
+            let recs: Vec<_> = s.records.iter().map(|r| r.cut(snap)).collect();
+            let p = dir.join(format!("{}.snap{snap}.pcap", s.file));
+            fs::write(&p, pcap_bytes(LINKTYPE_ETHERNET, snap as u32, &recs))?;
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut args = std::env::args().skip(1);
     let caps = args
         .next()
         .map(PathBuf::from)
+        .or_else(|| std::env::var_os("ROCE_INSPECT_CAPTURES").map(PathBuf::from))
         .unwrap_or_else(|| root.join("../shared/captures"));
     let corpus = args
         .next()
@@ -69,6 +87,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     captures(&root.join("tests/hostile"), &mut files)?;
     captures(&root.join("samples"), &mut files)?;
+    let cuts = corpus.join("generated");
+    fs::create_dir_all(&cuts)?;
+    files.extend(snap_cuts(&cuts)?);
     let (mut nf, mut nc) = (0, 0);
     for path in &files {
         nc += usize::from(put(&files_dir, &fs::read(path)?)?);

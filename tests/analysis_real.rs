@@ -55,6 +55,7 @@ fn no_gaps(r: &Report) {
 
 #[test]
 fn ib_write_bw_five_writes_of_3000_bytes() {
+    need_shared!();
     let t = rows("rdma_write_bw.pcap");
     // WRITE FIRST / ONLY carry the message length in the RETH.
     let want: Vec<u32> = t
@@ -95,6 +96,7 @@ fn ib_write_bw_five_writes_of_3000_bytes() {
 
 #[test]
 fn ib_read_bw_five_reads_psn_plus_3_no_gap() {
+    need_shared!();
     let t = rows("rdma_read_bw.pcap");
     let reqs: Vec<_> = t.iter().filter(|r| r.2 == 12).collect();
     assert_eq!(reqs.len(), 5);
@@ -175,6 +177,7 @@ fn nccl(name: &str) {
 
 #[test]
 fn nccl_traces_no_gaps_every_write_with_immediate_complete() {
+    need_shared!();
     for name in [
         "nccl_nccl_node0.pcap",
         "nccl_nccl_node1.pcap",
@@ -189,6 +192,7 @@ fn nccl_traces_no_gaps_every_write_with_immediate_complete() {
 /// Every other real capture: no gaps, nothing incomplete, no MSN mismatch, all RC flows paired.
 #[test]
 fn other_real_captures_are_clean() {
+    need_shared!();
     for name in [
         "rdma_send_bw.pcap",
         "rdma_atomic_bw.pcap",
@@ -224,6 +228,7 @@ fn other_real_captures_are_clean() {
 /// QPNs tshark decodes from those MADs (REQ from the active side, REP from the passive side).
 #[test]
 fn cm_req_rep_pair_the_connections() {
+    need_shared!();
     for name in ["rdma_cm.pcap", "rping.pcap"] {
         let t = common::tshark_filter(
             &common::capture(&format!("real/{name}")),
@@ -267,6 +272,7 @@ fn cm_req_rep_pair_the_connections() {
 /// ones do not panic and count their truncated frames.
 #[test]
 fn derived_variants_analyse_like_the_original() {
+    need_shared!();
     let base = report("rping.pcap");
     let summary = |r: &Report| -> Vec<String> {
         r.flows
@@ -316,6 +322,7 @@ fn derived_variants_analyse_like_the_original() {
 /// form one connection paired by `deth`.
 #[test]
 fn ud_pingpong_pairs_by_deth_source_qp() {
+    need_shared!();
     let pairs: BTreeMap<(String, u32), u32> = common::tshark(
         &common::capture("real/pingpong_ud.pcap"),
         &["ip.src", "infiniband.bth.destqp", "infiniband.deth.srcqp"],

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 #[test]
 fn every_flow_counter_equals_the_truth() {
+    need_shared!();
     let truth: Value = serde_json::from_str(
         &std::fs::read_to_string(common::capture("synthetic/loss_ce_read.truth.json")).unwrap(),
     )
@@ -128,6 +129,7 @@ fn every_flow_counter_equals_the_truth() {
 /// filled by a NAK-triggered retransmission (the generator never times out: `sim.timeouts` 0).
 #[test]
 fn pairing_and_loss_stories() {
+    need_shared!();
     let truth: Value = serde_json::from_str(
         &std::fs::read_to_string(common::capture("synthetic/loss_ce_read.truth.json")).unwrap(),
     )
@@ -195,6 +197,7 @@ fn pairing_and_loss_stories() {
 /// agrees with our go-back-N reassembly at every ACK, and its NP paces CNPs at ≥ 50 µs per QP.
 #[test]
 fn msn_and_cnp_pacing_agree_with_the_generator() {
+    need_shared!();
     let truth: Value = serde_json::from_str(
         &std::fs::read_to_string(common::capture("synthetic/loss_ce_read.truth.json")).unwrap(),
     )
@@ -231,6 +234,7 @@ fn msn_and_cnp_pacing_agree_with_the_generator() {
 /// when asked.
 #[test]
 fn text_summary_sections_and_colour() {
+    need_shared!();
     let report = common::analyze_file(
         &common::capture("synthetic/loss_ce_read.pcap"),
         AnalyzeConfig {

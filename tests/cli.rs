@@ -11,10 +11,19 @@ use std::process::Command as StdCommand;
 use assert_cmd::Command;
 use serde_json::Value;
 
-const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/captures");
+mod common;
 
+/// A third-party capture of `../shared/captures/real` (tests using it start with
+/// `need_shared!()`).
 fn real(name: &str) -> PathBuf {
-    Path::new(CAPTURES).join("real").join(name)
+    common::captures_root().join("real").join(name)
+}
+
+/// A bundled sample (made by `make_samples`).
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name)
 }
 
 fn bin() -> Command {
@@ -129,7 +138,8 @@ fn directory_is_an_error() {
 /// then one line on stderr naming the file, exit 1.
 #[test]
 fn file_cut_in_the_middle_of_a_record() {
-    let full = std::fs::read(real("rping.pcap")).unwrap();
+    let m = common::mixed();
+    let full = std::fs::read(&m.pcap).unwrap();
     let (_, recs) = pcap_records(&full);
     let cut_rec = 23; // 0-based index of the record that gets cut
     let (start, end, _) = recs[cut_rec];
@@ -165,7 +175,8 @@ fn file_cut_in_the_middle_of_a_record() {
 
 #[test]
 fn pcapng_cut_in_the_middle_of_a_block() {
-    let full = std::fs::read(Path::new(CAPTURES).join("derived/rping.pcapng")).unwrap();
+    let m = common::mixed();
+    let full = std::fs::read(&m.pcapng).unwrap();
     let d = tmp();
     let p = d.path().join("cut.pcapng");
     std::fs::write(&p, &full[..full.len() / 2]).unwrap();
@@ -203,7 +214,7 @@ fn unsupported_link_type() {
 
 #[test]
 fn bad_arguments_exit_2() {
-    let f = real("rping.pcap");
+    let f = sample("write_bw.pcap");
     let f = f.to_str().unwrap();
     for args in [
         vec![],
@@ -240,7 +251,7 @@ fn bad_arguments_exit_2() {
 fn bad_filter_is_a_one_line_error() {
     let (code, out, err) = run(&[
         "read",
-        real("rping.pcap").to_str().unwrap(),
+        sample("write_bw.pcap").to_str().unwrap(),
         "-f",
         "udp and (((",
     ]);
@@ -253,11 +264,30 @@ fn bad_filter_is_a_one_line_error() {
 // ---------------------------------------------------------------- closed pipe
 
 /// `read f.pcap | head -1` through a real shell pipe: exit 0 (or death by SIGPIPE), no panic
-/// text. The synthetic capture prints ~3000 lines, far more than a pipe buffer holds.
+/// text. The capture (the congestion sample four times over) prints far more than a pipe
+/// buffer holds.
 #[test]
 fn closed_pipe_is_quiet() {
     let bin = assert_cmd::cargo::cargo_bin("roce-inspect");
-    let f = Path::new(CAPTURES).join("synthetic/loss_ce_read.pcap");
+    let d = tmp();
+    let f = d.path().join("big.pcap");
+    {
+        use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, pcap_bytes};
+        let one = roce_inspect::synth::scenario::congestion::scenario()
+            .sample
+            .records;
+        let span = one.last().unwrap().ts_ns - one[0].ts_ns + 1_000;
+        let recs: Vec<_> = (0..4u64)
+            .flat_map(|k| {
+                one.iter().map(move |r| {
+                    let mut r = r.clone();
+                    r.ts_ns += k * span;
+                    r
+                })
+            })
+            .collect();
+        std::fs::write(&f, pcap_bytes(LINKTYPE_ETHERNET, 65535, &recs)).unwrap();
+    }
     for extra in ["", "--json", "-V", "--all"] {
         let script = format!(
             "set -o pipefail; '{}' read '{}' {extra} | head -1 >/dev/null",
@@ -316,65 +346,127 @@ fn has_keys(v: &Value, keys: &[&str], ctx: &str) {
     }
 }
 
+/// A µs pcap with one packet of each extended header kind (RETH, AETH, DETH, AtomicETH,
+/// AtomicAckETH, ImmDt), built with the project's frame builder.
+fn ext_headers_fixture(dir: &Path) -> PathBuf {
+    use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, Record, Resolution, write_pcap_with};
+    use roce_inspect::synth::frame::{Bth, Packet};
+    let mk = |opcode: u8, f: &dyn Fn(&mut Packet)| {
+        let mut p = Packet::v4(
+            [10, 0, 0, 1],
+            [10, 0, 0, 2],
+            Bth {
+                opcode,
+                dest_qp: 0x12,
+                psn: 7,
+                ..Bth::default()
+            },
+        );
+        f(&mut p);
+        p.build()
+    };
+    let frames = [
+        mk(0x06, &|p| {
+            p.ext.reth = (0x1000, 0x55, 2048);
+            p.payload_len = 1024;
+        }),
+        mk(0x11, &|p| p.ext.aeth = (0x1f, 3)),
+        mk(0x64, &|p| {
+            p.ext.deth = (0x1111_1111, 0x99);
+            p.payload_len = 16;
+        }),
+        mk(0x14, &|p| p.ext.atomic = (0x2000, 0x66, 1, 0)),
+        mk(0x12, &|p| {
+            p.ext.aeth = (0x1f, 4);
+            p.ext.atomic_ack = 41;
+        }),
+        mk(0x0b, &|p| {
+            p.ext.reth = (0x3000, 0x77, 8);
+            p.ext.imm = 0xdead_beef;
+            p.payload_len = 8;
+        }),
+    ];
+    let recs: Vec<Record> = frames
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| Record::new(1_700_000_000_000_000_000 + i as u64 * 1_000, f))
+        .collect();
+    let path = dir.join("ext.pcap");
+    let mut out = std::fs::File::create(&path).unwrap();
+    write_pcap_with(&mut out, LINKTYPE_ETHERNET, 65535, Resolution::Micro, &recs).unwrap();
+    path
+}
+
+/// Check every `--json` line of the µs pcap at `path` against the documented keys and the
+/// record headers; note the extended headers seen.
+fn check_json_keys(path: &Path, seen_ext: &mut std::collections::BTreeSet<&'static str>) {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).unwrap();
+    let (_, recs) = pcap_records(&bytes);
+    let (code, out, err) = run(&["read", path.to_str().unwrap(), "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let lines = json_lines(&out);
+    assert!(!lines.is_empty());
+    for v in &lines {
+        let ctx = format!("{name} {v}");
+        has_keys(v, TOP_KEYS, &ctx);
+        has_keys(&v["bth"], BTH_KEYS, &ctx);
+        has_keys(&v["icrc"], &["status", "value", "expected"], &ctx);
+        let n = v["frame"].as_u64().unwrap() as usize;
+        let (off, end, ts) = recs[n - 1];
+        let le = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap()) as u64;
+        assert_eq!(v["ts_ns"].as_u64(), Some(ts), "{ctx}");
+        assert_eq!(v["caplen"].as_u64(), Some((end - off - 16) as u64), "{ctx}");
+        assert_eq!(v["len"].as_u64(), Some(le(off + 12)), "{ctx}");
+        assert_eq!(v["roce"], "v2");
+        assert!(
+            ["not-ect", "ect0", "ect1", "ce"].contains(&v["ecn"].as_str().unwrap()),
+            "{ctx}"
+        );
+        assert!(v["bth"]["opcode"].is_u64() && v["bth"]["opcode_name"].is_string());
+        assert!(v["bth"]["ack_req"].is_boolean() && v["bth"]["psn"].is_u64());
+        assert!(v["payload_len"].is_u64());
+        for (k, keys) in [
+            ("reth", &["va", "rkey", "dma_len"][..]),
+            ("aeth", &["syndrome", "kind", "value", "msn"][..]),
+            ("deth", &["qkey", "src_qp"][..]),
+            ("atomic_eth", &["va", "rkey", "swap_add", "compare"][..]),
+            ("atomic_ack_eth", &["orig"][..]),
+        ] {
+            if let Some(h) = v.get(k) {
+                has_keys(h, keys, &ctx);
+                for kk in keys {
+                    assert!(h[kk].is_u64() || *kk == "kind", "{ctx}: {k}.{kk}");
+                }
+                seen_ext.insert(k);
+            }
+        }
+        if v.get("imm").is_some() {
+            assert!(v["imm"].is_u64(), "{ctx}");
+            seen_ext.insert("imm");
+        }
+    }
+}
+
 /// Every `--json` line parses and carries the documented keys with the documented types;
-/// `ts_ns`, `len` and `caplen` equal the pcap record headers.
+/// `ts_ns`, `len` and `caplen` equal the pcap record headers. On a project-made file with every
+/// extended header, and on real captures when they are there.
 #[test]
 fn json_lines_have_the_documented_keys() {
+    let d = tmp();
     let mut seen_ext = std::collections::BTreeSet::new();
+    check_json_keys(&ext_headers_fixture(d.path()), &mut seen_ext);
+    assert_eq!(seen_ext.len(), 6, "extended headers seen: {seen_ext:?}");
+    check_json_keys(&common::mixed().pcap, &mut seen_ext);
+    need_shared!();
     for name in [
         "rping.pcap",
         "rdma_atomic_bw.pcap",
         "nccl_nccl_node0.pcap",
         "pingpong_ud.pcap",
     ] {
-        let path = real(name);
-        let bytes = std::fs::read(&path).unwrap();
-        let (_, recs) = pcap_records(&bytes);
-        let (code, out, err) = run(&["read", path.to_str().unwrap(), "--json"]);
-        assert_eq!(code, Some(0), "{err}");
-        let lines = json_lines(&out);
-        assert!(!lines.is_empty());
-        for v in &lines {
-            let ctx = format!("{name} {v}");
-            has_keys(v, TOP_KEYS, &ctx);
-            has_keys(&v["bth"], BTH_KEYS, &ctx);
-            has_keys(&v["icrc"], &["status", "value", "expected"], &ctx);
-            let n = v["frame"].as_u64().unwrap() as usize;
-            let (off, end, ts) = recs[n - 1];
-            let le = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap()) as u64;
-            assert_eq!(v["ts_ns"].as_u64(), Some(ts), "{ctx}");
-            assert_eq!(v["caplen"].as_u64(), Some((end - off - 16) as u64), "{ctx}");
-            assert_eq!(v["len"].as_u64(), Some(le(off + 12)), "{ctx}");
-            assert_eq!(v["roce"], "v2");
-            assert!(
-                ["not-ect", "ect0", "ect1", "ce"].contains(&v["ecn"].as_str().unwrap()),
-                "{ctx}"
-            );
-            assert!(v["bth"]["opcode"].is_u64() && v["bth"]["opcode_name"].is_string());
-            assert!(v["bth"]["ack_req"].is_boolean() && v["bth"]["psn"].is_u64());
-            assert!(v["payload_len"].is_u64());
-            for (k, keys) in [
-                ("reth", &["va", "rkey", "dma_len"][..]),
-                ("aeth", &["syndrome", "kind", "value", "msn"][..]),
-                ("deth", &["qkey", "src_qp"][..]),
-                ("atomic_eth", &["va", "rkey", "swap_add", "compare"][..]),
-                ("atomic_ack_eth", &["orig"][..]),
-            ] {
-                if let Some(h) = v.get(k) {
-                    has_keys(h, keys, &ctx);
-                    for kk in keys {
-                        assert!(h[kk].is_u64() || *kk == "kind", "{ctx}: {k}.{kk}");
-                    }
-                    seen_ext.insert(k);
-                }
-            }
-            if v.get("imm").is_some() {
-                assert!(v["imm"].is_u64(), "{ctx}");
-                seen_ext.insert("imm");
-            }
-        }
+        check_json_keys(&real(name), &mut seen_ext);
     }
-    assert_eq!(seen_ext.len(), 6, "extended headers seen: {seen_ext:?}");
 }
 
 // ---------------------------------------------------------------- selection options
@@ -391,10 +483,11 @@ fn frames_of(v: &[Value]) -> Vec<u64> {
 
 #[test]
 fn qp_selects_destination_qp() {
-    let f = real("rping.pcap");
+    let f = sample("write_bw.pcap");
     let f = f.to_str().unwrap();
     let all = read_json(&["read", f, "--json"]);
-    for q in ["0x2b", "43", "0x2c", "1"] {
+    // The two QPs of the sample (samples/README.md): 0x000b12 = 2834, 0x000a11 = 2577.
+    for q in ["0xb12", "2834", "0x000a11", "2577"] {
         let qn = if let Some(h) = q.strip_prefix("0x") {
             u64::from_str_radix(h, 16).unwrap()
         } else {
@@ -413,7 +506,7 @@ fn qp_selects_destination_qp() {
 
 #[test]
 fn opcode_selects_by_number_and_name() {
-    let f = real("rdma_read_bw.pcap");
+    let f = sample("read_timeout.pcap");
     let f = f.to_str().unwrap();
     let all = read_json(&["read", f, "--json"]);
     let with = |op: u64| -> Vec<u64> {
@@ -441,8 +534,8 @@ fn opcode_selects_by_number_and_name() {
 
 #[test]
 fn count_stops_after_n_frames() {
-    let f = real("rping.pcap");
-    let f = f.to_str().unwrap();
+    let m = common::mixed();
+    let f = m.pcap.to_str().unwrap();
     let got = read_json(&["read", f, "--json", "--all", "-c", "5"]);
     assert_eq!(frames_of(&got), vec![1, 2, 3, 4, 5]);
     // -c counts frames read, not lines printed (like tcpdump -c).
@@ -457,15 +550,16 @@ fn count_stops_after_n_frames() {
 /// `--all` lists every frame (count from the pcap record headers); `-f` applies a BPF filter.
 #[test]
 fn all_and_bpf_filter() {
-    let path = real("rdma_write_bw.pcap");
+    let m = common::mixed();
+    let path = m.pcap.clone();
     let f = path.to_str().unwrap();
     let (_, recs) = pcap_records(&std::fs::read(&path).unwrap());
     let all = read_json(&["read", f, "--json", "--all"]);
     assert_eq!(frames_of(&all), (1..=recs.len() as u64).collect::<Vec<_>>());
     let roce: Vec<&Value> = all.iter().filter(|v| !v["roce"].is_null()).collect();
     let other: Vec<&Value> = all.iter().filter(|v| v["roce"].is_null()).collect();
-    assert_eq!(roce.len(), 20);
-    assert!(!other.is_empty(), "perftest TCP exchange expected");
+    assert_eq!(roce.len(), m.roce);
+    assert_eq!(other.len(), m.tcp, "perftest-like TCP exchange");
     assert!(
         other.iter().all(|v| v["proto"] == "tcp"),
         "non-RoCE frames are perftest's TCP"
@@ -494,7 +588,8 @@ fn all_and_bpf_filter() {
 /// `-` reads the capture from standard input, with the same output as the file.
 #[test]
 fn stdin_dash() {
-    let path = real("rping.pcap");
+    let m = common::mixed();
+    let path = m.pcap.clone();
     let (_, from_file, _) = run(&["read", path.to_str().unwrap(), "--json"]);
     let out = bin()
         .args(["read", "-", "--json"])
@@ -504,7 +599,7 @@ fn stdin_dash() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8(out.stdout).unwrap(), from_file);
-    assert_eq!(from_file.lines().count(), 65);
+    assert_eq!(from_file.lines().count(), m.roce);
     // A non-capture on stdin is a one-line error naming <stdin>.
     let out = bin()
         .args(["read", "-"])
@@ -520,11 +615,12 @@ fn stdin_dash() {
 }
 
 /// Rewrite every UDP destination port 4791 to 9741 (as Lumina's mirror does, spec §7) in a
-/// copy of rping.pcap: nothing is RoCE by default, all of it with `--roce-port 9741`, and then
-/// the ICRC is bad because it covers the UDP port.
+/// copy of the mixed capture: nothing is RoCE by default, all of it with `--roce-port 9741`,
+/// and then the ICRC is bad because it covers the UDP port.
 #[test]
 fn roce_port_option() {
-    let mut b = std::fs::read(real("rping.pcap")).unwrap();
+    let m = common::mixed();
+    let mut b = std::fs::read(&m.pcap).unwrap();
     let (lt, recs) = pcap_records(&b);
     assert_eq!(lt, 1);
     let mut rewritten = 0;
@@ -540,7 +636,7 @@ fn roce_port_option() {
             rewritten += 1;
         }
     }
-    assert_eq!(rewritten, 65);
+    assert_eq!(rewritten, m.roce);
     let d = tmp();
     let p = d.path().join("mirror.pcap");
     std::fs::write(&p, &b).unwrap();
@@ -555,7 +651,7 @@ fn roce_port_option() {
         "{err}"
     );
     let got = read_json(&["read", f, "--json", "--roce-port", "9741"]);
-    assert_eq!(got.len(), 65);
+    assert_eq!(got.len(), m.roce);
     for v in &got {
         assert_eq!(v["udp_dst_port"], 9741);
         assert_eq!(v["icrc"]["status"], "bad", "{v}");
@@ -571,8 +667,8 @@ fn roce_port_option() {
         "--roce-port",
         "9741",
     ]);
-    assert_eq!(got.len(), 65);
-    let orig = real("rping.pcap");
+    assert_eq!(got.len(), m.roce);
+    let orig = m.pcap.clone();
     let got = read_json(&[
         "read",
         orig.to_str().unwrap(),
@@ -580,7 +676,7 @@ fn roce_port_option() {
         "--roce-port",
         "9741",
     ]);
-    assert_eq!(got.len(), 65);
+    assert_eq!(got.len(), m.roce);
     assert!(got.iter().all(|v| v["icrc"]["status"] == "good"));
 }
 
@@ -592,7 +688,7 @@ fn has_escape(s: &[u8]) -> bool {
 
 #[test]
 fn color_never_always_and_no_color() {
-    let f = real("rping.pcap");
+    let f = sample("write_bw.pcap");
     let f = f.to_str().unwrap();
     let out = bin()
         .args(["read", f, "--color", "never"])
@@ -633,7 +729,7 @@ fn color_never_always_and_no_color() {
 #[test]
 fn color_auto_on_a_terminal_honours_no_color() {
     let bin = assert_cmd::cargo::cargo_bin("roce-inspect");
-    let f = real("rping.pcap");
+    let f = sample("write_bw.pcap");
     let cmd = format!("'{}' read '{}' -c 3", bin.display(), f.display());
     let on_tty = |no_color: Option<&str>| {
         let mut c = StdCommand::new("script");
@@ -662,11 +758,12 @@ fn color_auto_on_a_terminal_honours_no_color() {
     assert!(has_escape(&on_tty(Some(""))));
 }
 
-/// A nanosecond pcap (magic 0xa1b23c4d) keeps every timestamp exact to the ns: rping.pcap
-/// rewritten by hand with sub-microsecond digits added.
+/// A nanosecond pcap (magic 0xa1b23c4d) keeps every timestamp exact to the ns: the µs mixed
+/// capture rewritten by hand with sub-microsecond digits added.
 #[test]
 fn nanosecond_pcap_timestamps_are_exact() {
-    let mut b = std::fs::read(real("rping.pcap")).unwrap();
+    let m = common::mixed();
+    let mut b = std::fs::read(&m.pcap).unwrap();
     let (_, recs) = pcap_records(&b);
     let mut want = Vec::new();
     for (i, (off, _, _)) in recs.iter().enumerate() {
@@ -693,26 +790,19 @@ fn nanosecond_pcap_timestamps_are_exact() {
     );
 }
 
-/// The bundled samples are byte-identical copies of real captures, carry the CC BY-SA 4.0
-/// attribution (captures README), and decode with every ICRC good.
+/// Every bundled sample is described in samples/README.md and decodes with every ICRC good
+/// (tests/samples.rs checks that make_samples rewrites them identically).
 #[test]
-fn samples_are_attributed_unmodified_real_captures() {
+fn samples_are_described_and_decode() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
     let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
-    assert!(readme.contains("CC BY-SA 4.0"), "licence named");
-    assert!(readme.contains("linlinw5/rdma_ib_tutorial"), "source named");
     let mut n = 0;
     for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
-        if p.extension().is_none_or(|x| x != "pcap") {
+        if p.extension().is_none_or(|x| x != "pcap" && x != "pcapng") {
             continue;
         }
         let name = p.file_name().unwrap().to_str().unwrap().to_string();
-        assert_eq!(
-            std::fs::read(&p).unwrap(),
-            std::fs::read(real(&name)).unwrap(),
-            "{name} differs from the real capture"
-        );
         assert!(
             readme.contains(&name),
             "{name} not described in samples/README.md"
@@ -724,7 +814,7 @@ fn samples_are_attributed_unmodified_real_captures() {
         );
         n += 1;
     }
-    assert!((3..=4).contains(&n), "{n} samples");
+    assert!(n >= 4, "{n} samples");
 }
 
 /// Empty standard input is reported as empty, like an empty file.
@@ -739,7 +829,7 @@ fn empty_stdin() {
 /// tcpdump's `-r FILE` and `capture -i IFACE` are accepted as well as the positional forms.
 #[test]
 fn tcpdump_style_r_and_i() {
-    let path = real("rping.pcap");
+    let path = sample("write_bw.pcap");
     let f = path.to_str().unwrap();
     let positional = run(&["read", f, "--json"]);
     let dash_r = run(&["read", "-r", f, "--json"]);
@@ -790,7 +880,8 @@ fn frame_cut_inside_the_link_header_is_shown() {
 /// frame: the line of a frame is the same with and without `-f`.
 #[test]
 fn filter_keeps_numbers_and_relative_times() {
-    let path = real("rdma_write_bw.pcap");
+    let m = common::mixed();
+    let path = m.pcap.clone();
     let f = path.to_str().unwrap();
     let (_, all, _) = run(&["read", f]);
     let (_, udp, _) = run(&["read", f, "-f", "udp"]);
@@ -800,9 +891,9 @@ fn filter_keeps_numbers_and_relative_times() {
         "read",
         f,
         "--qp",
-        "0x1d",
+        "0xa11",
         "-f",
-        "udp and src host 10.1.16.61",
+        "udp and src host 10.0.0.2",
     ]);
     for line in qp.lines() {
         assert!(all.lines().any(|l| l == line), "{line}");

@@ -2,17 +2,14 @@
 //! with and without `--json`. Expected values come from the independent generator's truth file
 //! for `captures/synthetic/loss_ce_read.pcap` (its `global` section).
 
+mod common;
+
 use assert_cmd::Command;
 use serde_json::Value;
 
-const SYNTH: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/captures/synthetic/loss_ce_read.pcap"
-);
-const TRUTH: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/captures/synthetic/loss_ce_read.truth.json"
-);
+fn synth() -> String {
+    common::capture("synthetic/loss_ce_read.pcap")
+}
 
 fn run(args: &[&str]) -> String {
     let out = Command::cargo_bin("roce-inspect")
@@ -30,12 +27,16 @@ fn run(args: &[&str]) -> String {
 }
 
 fn truth() -> Value {
-    serde_json::from_str(&std::fs::read_to_string(TRUTH).unwrap()).unwrap()
+    serde_json::from_str(
+        &std::fs::read_to_string(common::capture("synthetic/loss_ce_read.truth.json")).unwrap(),
+    )
+    .unwrap()
 }
 
 #[test]
 fn summary_json_is_one_document_matching_the_truth() {
-    let out = run(&["read", SYNTH, "--summary", "--json"]);
+    need_shared!();
+    let out = run(&["read", &synth(), "--summary", "--json"]);
     assert_eq!(out.lines().count(), 1, "one JSON document, no packet lines");
     let r: Value = serde_json::from_str(&out).unwrap();
     let g = &truth()["global"];
@@ -80,8 +81,9 @@ fn summary_json_is_one_document_matching_the_truth() {
 
 #[test]
 fn gaps_and_messages_as_ndjson() {
+    need_shared!();
     let g = &truth()["global"];
-    let gaps = run(&["read", SYNTH, "--gaps", "--json"]);
+    let gaps = run(&["read", &synth(), "--gaps", "--json"]);
     let lines: Vec<Value> = gaps
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -93,7 +95,7 @@ fn gaps_and_messages_as_ndjson() {
             .all(|v| v["expected_psn"].is_u64() && v["missing"] == 1)
     );
 
-    let msgs = run(&["read", SYNTH, "--messages", "--json"]);
+    let msgs = run(&["read", &synth(), "--messages", "--json"]);
     let lines: Vec<Value> = msgs
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -120,11 +122,12 @@ fn gaps_and_messages_as_ndjson() {
 
 #[test]
 fn quiet_prints_only_the_report_and_summary_follows_the_packets() {
-    let q = run(&["read", SYNTH, "-q"]);
+    need_shared!();
+    let q = run(&["read", &synth(), "-q"]);
     assert!(q.starts_with("3000 frames: 2989 RoCE, 11 other"), "{q}");
     assert!(!q.contains("RDMA_WRITE_FIRST"), "no packet lines with -q");
     assert!(q.contains("Gap and loss events (14)"));
-    let s = run(&["read", SYNTH, "--summary", "-c", "50"]);
+    let s = run(&["read", &synth(), "--summary", "-c", "50"]);
     let report_at = s.find("50 frames:").expect("report after 50 frames");
     let first_packet = s.find(" QP 0x").expect("packet lines");
     assert!(first_packet < report_at, "{s}");
@@ -134,12 +137,13 @@ fn quiet_prints_only_the_report_and_summary_follows_the_packets() {
 /// so `--mtu 256` is contradicted and says so; `--mtu 1024` is not.
 #[test]
 fn contradicted_mtu_is_a_warning() {
+    need_shared!();
     let bad: Value =
-        serde_json::from_str(&run(&["read", SYNTH, "-q", "--json", "--mtu", "256"])).unwrap();
+        serde_json::from_str(&run(&["read", &synth(), "-q", "--json", "--mtu", "256"])).unwrap();
     let w = bad["warnings"].as_array().unwrap();
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(w[0].as_str().unwrap().contains("1024 bytes"), "{w:?}");
     let ok: Value =
-        serde_json::from_str(&run(&["read", SYNTH, "-q", "--json", "--mtu", "1024"])).unwrap();
+        serde_json::from_str(&run(&["read", &synth(), "-q", "--json", "--mtu", "1024"])).unwrap();
     assert_eq!(ok["warnings"].as_array().unwrap().len(), 0);
 }

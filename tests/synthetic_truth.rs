@@ -7,12 +7,11 @@
 //! CE-marked packets, CNPs; and globally the RoCE / non-RoCE split and that no ICRC is bad.
 //! PSN gaps, retransmissions and messages belong to the analysis issue.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde_json::Value;
-
-const SYN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/captures/synthetic");
 
 #[derive(Debug, Default, PartialEq)]
 struct Flow {
@@ -40,13 +39,23 @@ fn counts(v: &Value) -> BTreeMap<String, u64> {
 
 #[test]
 fn per_packet_facts_match_the_truth_file() {
+    need_shared!();
     let truth: Value = serde_json::from_str(
-        &std::fs::read_to_string(Path::new(SYN).join("loss_ce_read.truth.json")).unwrap(),
+        &std::fs::read_to_string(
+            common::captures_root()
+                .join("synthetic")
+                .join("loss_ce_read.truth.json"),
+        )
+        .unwrap(),
     )
     .unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
         .arg("read")
-        .arg(Path::new(SYN).join("loss_ce_read.pcap"))
+        .arg(
+            common::captures_root()
+                .join("synthetic")
+                .join("loss_ce_read.pcap"),
+        )
         .args(["--json", "--all"])
         .output()
         .unwrap();

@@ -62,8 +62,12 @@ pub fn long_version() -> String {
 pub enum Command {
     /// Decode a pcap or pcapng capture file (`-` reads standard input).
     #[command(
-        after_help = "Examples:\n  roce-inspect read trace.pcap\n  roce-inspect read trace.pcap -V -c 5\n  \
-                            roce-inspect read trace.pcap --json | jq 'select(.bth.opcode_name==\"RC_ACKNOWLEDGE\")'\n  \
+        after_help = "Examples (the samples are in the source tree's samples/ folder):\n  \
+                            roce-inspect read samples/write_bw.pcap\n  \
+                            roce-inspect read samples/write_bw.pcap -V -c 5\n  \
+                            roce-inspect read samples/write_bw.pcap --gaps\n  \
+                            roce-inspect read samples/congestion.pcap -q\n  \
+                            roce-inspect read samples/read_timeout.pcap --json | jq 'select(.bth.opcode_name==\"RC_RDMA_READ_REQUEST\")'\n  \
                             tcpdump -w - -i eth0 udp port 4791 | roce-inspect read -"
     )]
     Read(ReadArgs),

@@ -58,12 +58,32 @@ fn err(e: impl std::fmt::Display) -> WriteError {
     WriteError(e.to_string())
 }
 
+/// Timestamp resolution of a classic pcap file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolution {
+    /// Microseconds (magic 0xa1b2c3d4, what tcpdump writes by default); ns digits are dropped.
+    Micro,
+    /// Nanoseconds (magic 0xa1b23c4d).
+    Nano,
+}
+
 /// Write a classic little-endian pcap file with nanosecond timestamps and snap length
 /// `snaplen` (bytes) to `w`.
 pub fn write_pcap<W: Write>(
     w: W,
     linktype: u32,
     snaplen: u32,
+    records: &[Record],
+) -> Result<(), WriteError> {
+    write_pcap_with(w, linktype, snaplen, Resolution::Nano, records)
+}
+
+/// [`write_pcap`] with the timestamp resolution chosen.
+pub fn write_pcap_with<W: Write>(
+    w: W,
+    linktype: u32,
+    snaplen: u32,
+    resolution: Resolution,
     records: &[Record],
 ) -> Result<(), WriteError> {
     let header = PcapHeader {
@@ -73,12 +93,19 @@ pub fn write_pcap<W: Write>(
         ts_accuracy: 0,
         snaplen,
         datalink: DataLink::from(linktype),
-        ts_resolution: TsResolution::NanoSecond,
+        ts_resolution: match resolution {
+            Resolution::Micro => TsResolution::MicroSecond,
+            Resolution::Nano => TsResolution::NanoSecond,
+        },
         endianness: Endianness::Little,
     };
     let mut out = PcapWriter::with_header(w, header).map_err(err)?;
     for r in records {
-        let p = PcapPacket::new(Duration::from_nanos(r.ts_ns), r.orig_len, &r.data);
+        let ts = match resolution {
+            Resolution::Micro => r.ts_ns / 1_000 * 1_000,
+            Resolution::Nano => r.ts_ns,
+        };
+        let p = PcapPacket::new(Duration::from_nanos(ts), r.orig_len, &r.data);
         out.write_packet(&p).map_err(err)?;
     }
     Ok(())

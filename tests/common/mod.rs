@@ -18,17 +18,25 @@ pub fn captures_root() -> PathBuf {
 }
 
 /// The third-party captures folder ([`captures_root`]), or `None` after printing one
-/// `skipped: third-party captures not found at …` line when it does not exist, so that a test
-/// needing it returns early and passes on a fresh clone (use [`need_shared!`]).
+/// `skipped: third-party captures not found at …` line on stderr (once per test binary) when it
+/// does not exist, so that a test needing it returns early and passes on a fresh clone (use
+/// [`need_shared!`]).
 pub fn captures_dir() -> Option<PathBuf> {
     let dir = captures_root();
     if dir.is_dir() {
         Some(dir)
     } else {
-        println!(
-            "skipped: third-party captures not found at {}",
-            dir.display()
-        );
+        // Straight to file descriptor 2, once per test binary: libtest captures what a test
+        // prints, and the skip must show in `cargo test`'s output.
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            let line = format!(
+                "skipped: third-party captures not found at {}\n",
+                dir.display()
+            );
+            // SAFETY: writes a valid buffer to fd 2, which the process keeps open.
+            let _ = unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
+        });
         None
     }
 }
@@ -116,4 +124,68 @@ pub fn tshark_filter(path: &str, filter: &str, fields: &[&str]) -> Vec<Vec<Strin
         .lines()
         .map(|l| l.split('|').map(|s| s.to_string()).collect())
         .collect()
+}
+
+/// A project-made capture for the CLI tests, written to a temporary folder: the frames of the
+/// `write_bw` sample scenario with a perftest-like TCP exchange (10.0.0.1:18515 ↔ 10.0.0.2)
+/// before, among and after them, as a microsecond pcap (what tcpdump writes). Counts are known
+/// by construction.
+pub struct Mixed {
+    /// Keeps the folder alive.
+    pub dir: tempfile::TempDir,
+    /// The `.pcap` file.
+    pub pcap: PathBuf,
+    /// The same frames as pcapng.
+    pub pcapng: PathBuf,
+    /// RoCE frames.
+    pub roce: usize,
+    /// TCP frames.
+    pub tcp: usize,
+}
+
+/// Build [`Mixed`].
+pub fn mixed() -> Mixed {
+    use roce_inspect::synth::capfile::{self, LINKTYPE_ETHERNET, Record, Resolution};
+    let roce = roce_inspect::synth::scenario::write_bw::scenario()
+        .sample
+        .records;
+    let tcp = |i: usize, ts: u64| {
+        let b = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+            .tcp(18515, 40000, 1000 + i as u32 * 10, 65535)
+            .ack(1);
+        let payload = [b'p'; 10];
+        let mut v = Vec::new();
+        b.write(&mut v, &payload).unwrap();
+        Record::new(ts, v)
+    };
+    let mut recs = Vec::new();
+    let mut n_tcp = 0;
+    for (i, r) in roce.iter().enumerate() {
+        if i % 20 == 0 {
+            recs.push(tcp(n_tcp, r.ts_ns.saturating_sub(1_000)));
+            n_tcp += 1;
+        }
+        recs.push(r.clone());
+    }
+    let last = recs.last().unwrap().ts_ns;
+    recs.push(tcp(n_tcp, last + 5_000));
+    n_tcp += 1;
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("mixed.pcap");
+    let mut f = std::fs::File::create(&pcap).unwrap();
+    capfile::write_pcap_with(&mut f, LINKTYPE_ETHERNET, 65535, Resolution::Micro, &recs).unwrap();
+    let pcapng = dir.path().join("mixed.pcapng");
+    std::fs::write(
+        &pcapng,
+        capfile::pcapng_bytes(LINKTYPE_ETHERNET, 65535, &recs),
+    )
+    .unwrap();
+    Mixed {
+        dir,
+        pcap,
+        pcapng,
+        roce: roce.len(),
+        tcp: n_tcp,
+    }
 }
