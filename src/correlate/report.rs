@@ -171,36 +171,76 @@ pub fn final_offsets(n: usize, plan: &Plan, m: &Matcher<'_>) -> Vec<Option<Offse
     chain_offsets(n, &pairs)
 }
 
-/// Assemble the report.
-pub fn build(s: &Survey, plan: &Plan, m: &Matcher<'_>, window_ns: i64) -> Report {
-    let n = s.captures.len();
-    let offsets = final_offsets(n, plan, m);
-    let file = |c: usize| s.captures[c].file.clone();
-    let host = |d: u32, which: usize| {
-        let (a, b) = s.directions.list[d as usize];
-        if which == 0 { a } else { b }.to_string()
-    };
-    let links = plan
-        .links
+/// Names of captures and hosts for the rows.
+struct Names<'a> {
+    s: &'a Survey,
+    plan: &'a Plan,
+}
+
+impl Names<'_> {
+    fn file(&self, c: usize) -> String {
+        self.s.captures[c].file.clone()
+    }
+
+    /// (source, destination) of a direction.
+    fn hosts(&self, d: u32) -> (String, String) {
+        let (a, b) = self.s.directions.list[d as usize];
+        (a.to_string(), b.to_string())
+    }
+
+    fn packet(&self, e: &Event, seen: usize, missing: usize) -> PacketRow {
+        let (src, dst) = self.hosts(self.plan.links[e.link as usize].dir);
+        PacketRow {
+            src,
+            dst,
+            dest_qp: e.dest_qp,
+            psn: e.psn,
+            opcode: e.opcode,
+            seen_in: self.file(seen),
+            missing_in: self.file(missing),
+            frame: e.frame,
+            time_ns: e.t,
+        }
+    }
+
+    fn corrupt(&self, e: &Event) -> CorruptRow {
+        let l = self.plan.links[e.link as usize];
+        let (src, dst) = self.hosts(l.dir);
+        CorruptRow {
+            src,
+            dst,
+            dest_qp: e.dest_qp,
+            psn: e.psn,
+            opcode: e.opcode,
+            upstream: self.file(l.up),
+            downstream: self.file(l.down),
+            frame_upstream: e.frame,
+            frame_downstream: e.other_frame.unwrap_or(0),
+        }
+    }
+}
+
+/// One row per link, delays moved from the survey's offsets onto the final ones.
+fn link_rows(n: &Names<'_>, m: &Matcher<'_>, offsets: &[Option<Offset>]) -> Vec<LinkRow> {
+    let plan = n.plan;
+    plan.links
         .iter()
         .zip(&m.tallies)
         .map(|(l, t)| {
-            let delay = match (
-                offsets[l.up],
-                offsets[l.down],
-                plan.offsets[l.up],
-                plan.offsets[l.down],
-            ) {
-                (Some(u), Some(d), Some(su), Some(sd)) => {
+            let ends = (offsets[l.up], offsets[l.down]);
+            let first = (plan.offsets[l.up], plan.offsets[l.down]);
+            let delay = match (ends, first) {
+                ((Some(u), Some(d)), (Some(su), Some(sd))) => {
                     t.delay.summary((d.ns - u.ns) - (sd.ns - su.ns))
                 }
                 _ => None,
             };
+            let (src, dst) = n.hosts(l.dir);
             LinkRow {
-                src: host(l.dir, 0),
-                dst: host(l.dir, 1),
-                upstream: file(l.up),
-                downstream: file(l.down),
+                src,
+                dst,
+                upstream: n.file(l.up),
+                downstream: n.file(l.down),
                 matched: t.matched,
                 lost: t.lost,
                 missed_by_upstream: t.missed,
@@ -209,87 +249,69 @@ pub fn build(s: &Survey, plan: &Plan, m: &Matcher<'_>, window_ns: i64) -> Report
                 one_way_delay_ns: delay,
             }
         })
-        .collect();
-    let row = |e: &Event, seen: usize, missing: usize| {
-        let l = plan.links[e.link as usize];
-        PacketRow {
-            src: host(l.dir, 0),
-            dst: host(l.dir, 1),
-            dest_qp: e.dest_qp,
-            psn: e.psn,
-            opcode: e.opcode,
-            seen_in: file(seen),
-            missing_in: file(missing),
-            frame: e.frame,
-            time_ns: e.t,
-        }
-    };
+        .collect()
+}
+
+fn capture_rows(s: &Survey) -> Vec<CaptureRow> {
+    s.captures
+        .iter()
+        .map(|c| CaptureRow {
+            file: c.file.clone(),
+            frames: c.frames,
+            roce: c.roce,
+            first_ns: c.first_ns,
+            last_ns: c.last_ns,
+        })
+        .collect()
+}
+
+fn single_rows(n: &Names<'_>) -> Vec<SingleRow> {
+    n.plan
+        .single
+        .iter()
+        .map(|&(d, c)| {
+            let (src, dst) = n.hosts(d);
+            SingleRow {
+                src,
+                dst,
+                file: n.file(c),
+                packets: n.s.captures[c].dirs.get(&d).map_or(0, |x| x.packets),
+            }
+        })
+        .collect()
+}
+
+/// Assemble the report.
+pub fn build(s: &Survey, plan: &Plan, m: &Matcher<'_>, window_ns: i64) -> Report {
+    let offsets = final_offsets(s.captures.len(), plan, m);
+    let n = Names { s, plan };
     let lists = &m.lists;
+    let link = |e: &Event| plan.links[e.link as usize];
     Report {
         window_ns,
-        captures: s
-            .captures
+        captures: capture_rows(s),
+        clock_offsets: offsets
             .iter()
-            .map(|c| CaptureRow {
-                file: c.file.clone(),
-                frames: c.frames,
-                roce: c.roce,
-                first_ns: c.first_ns,
-                last_ns: c.last_ns,
+            .enumerate()
+            .map(|(c, o)| OffsetRow {
+                file: n.file(c),
+                offset_ns: o.map(|o| o.ns),
+                error_ns: o.map(|o| o.err),
             })
             .collect(),
-        clock_offsets: (0..n)
-            .map(|c| OffsetRow {
-                file: file(c),
-                offset_ns: offsets[c].map(|o| o.ns),
-                error_ns: offsets[c].map(|o| o.err),
-            })
-            .collect(),
-        links,
-        single_capture: plan
-            .single
-            .iter()
-            .map(|&(d, c)| SingleRow {
-                src: host(d, 0),
-                dst: host(d, 1),
-                file: file(c),
-                packets: s.captures[c].dirs.get(&d).map_or(0, |x| x.packets),
-            })
-            .collect(),
+        links: link_rows(&n, m, &offsets),
+        single_capture: single_rows(&n),
         lost: lists
             .lost
             .iter()
-            .map(|e| {
-                let l = plan.links[e.link as usize];
-                row(e, l.up, l.down)
-            })
+            .map(|e| n.packet(e, link(e).up, link(e).down))
             .collect(),
         missed: lists
             .missed
             .iter()
-            .map(|e| {
-                let l = plan.links[e.link as usize];
-                row(e, l.down, l.up)
-            })
+            .map(|e| n.packet(e, link(e).down, link(e).up))
             .collect(),
-        corrupted: lists
-            .corrupted
-            .iter()
-            .map(|e| {
-                let l = plan.links[e.link as usize];
-                CorruptRow {
-                    src: host(l.dir, 0),
-                    dst: host(l.dir, 1),
-                    dest_qp: e.dest_qp,
-                    psn: e.psn,
-                    opcode: e.opcode,
-                    upstream: file(l.up),
-                    downstream: file(l.down),
-                    frame_upstream: e.frame,
-                    frame_downstream: e.other_frame.unwrap_or(0),
-                }
-            })
-            .collect(),
+        corrupted: lists.corrupted.iter().map(|e| n.corrupt(e)).collect(),
         lists_truncated: [&lists.lost, &lists.missed, &lists.corrupted]
             .iter()
             .any(|v| v.len() >= super::matcher::MAX_LISTED),

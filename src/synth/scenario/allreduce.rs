@@ -267,8 +267,81 @@ pub fn scenario() -> Allreduce {
     finish(m)
 }
 
-/// One RDMA WRITE WITH IMMEDIATE message of QP `q` from `node` in `step`, from `first_psn`
-/// at `t0`, with its ACK (and NAK and go-back-N when a packet is lost); returns the next PSN.
+/// One RDMA WRITE WITH IMMEDIATE message: QP `q` of the link from `node`, in `step`.
+struct Message {
+    node: usize,
+    q: usize,
+    step: usize,
+    first_psn: u32,
+    sizes: Vec<u32>,
+}
+
+impl Message {
+    fn to(&self) -> usize {
+        (self.node + 1) % 3
+    }
+
+    /// Packet `i`: RETH on the first, immediate (the step) and AckReq on the last.
+    fn packet(&self, i: usize) -> Packet {
+        let fwd = path(self.node, self.to(), data_qpn(self.node, self.q));
+        let n = self.sizes.len();
+        let mut p = fwd.packet(write_opcode(i, n, true), psn_add(self.first_psn, i as u32));
+        p.payload_len = self.sizes[i] as usize;
+        p.payload_seed = (self.step * 16 + self.q) as u8;
+        if i == 0 {
+            let va = 0x7f00_0000_0000 + ((self.step as u64) << 20);
+            p.ext.reth = (va, 0x0000_2a00 + self.q as u32, CHUNK_BYTES[self.q]);
+        }
+        if i + 1 == n {
+            p.ext.imm = self.step as u32;
+            p.bth.ack_req = true;
+        }
+        p
+    }
+
+    /// How packet `i` crosses the link (`first`: its first transmission).
+    fn queueing(&self, i: usize, first: bool) -> Queueing {
+        let (node, q, step) = (self.node, self.q, self.step);
+        let congested = node == 0 && (4..6).contains(&step);
+        Queueing {
+            max: 1_200,
+            extra: if congested { 2_000 + 500 * i as u64 } else { 0 },
+            lost: first && node == LOSSY_LINK && q == 0 && i == 1 && LOST_STEPS.contains(&step),
+            sniffer_miss: first && node == SNIFFER_NODE && SNIFFER_MISSES.contains(&(step, q, i)),
+        }
+    }
+
+    /// The receiver's ACK (or NAK) for PSN index `i`, sent at `t`.
+    fn ack(&self, m: &mut Model, t: u64, i: usize, syn: u8, msn: u32) -> Option<u64> {
+        let back = path(self.to(), self.node, ack_qpn(self.node, self.q));
+        let p = back.ack(psn_add(self.first_psn, i as u32), syn, msn);
+        let q = Queueing {
+            max: 400,
+            ..Queueing::default()
+        };
+        m.send(self.to(), self.node, t, &p, q)
+    }
+
+    /// Send packets `from..` back to back from `t`: their arrival times and the end time.
+    fn burst(
+        &self,
+        m: &mut Model,
+        from: usize,
+        mut t: u64,
+        first: bool,
+    ) -> (Vec<Option<u64>>, u64) {
+        let mut arrivals = Vec::new();
+        for i in from..self.sizes.len() {
+            let p = self.packet(i);
+            arrivals.push(m.send(self.node, self.to(), t, &p, self.queueing(i, first)));
+            t += wire_ns(p.build().len(), 100.0);
+        }
+        (arrivals, t)
+    }
+}
+
+/// Play one message from `first_psn` at `t0`, with its ACK (and NAK and go-back-N when a
+/// packet is lost); returns the next PSN.
 fn message(
     m: &mut Model,
     node: usize,
@@ -278,90 +351,26 @@ fn message(
     first_psn: u32,
     msn: &mut u32,
 ) -> u32 {
-    let to = (node + 1) % 3;
-    let fwd = path(node, to, data_qpn(node, q));
-    let back = path(to, node, ack_qpn(node, q));
-    let sizes = segments(CHUNK_BYTES[q], PMTU);
-    let packet = |i: usize| {
-        let mut p = fwd.packet(
-            write_opcode(i, sizes.len(), true),
-            psn_add(first_psn, i as u32),
-        );
-        p.payload_len = sizes[i] as usize;
-        p.payload_seed = (step * 16 + q) as u8;
-        if i == 0 {
-            p.ext.reth = (
-                0x7f00_0000_0000 + ((step as u64) << 20),
-                0x0000_2a00 + q as u32,
-                CHUNK_BYTES[q],
-            );
-        }
-        if i + 1 == sizes.len() {
-            p.ext.imm = step as u32;
-            p.bth.ack_req = true;
-        }
-        p
+    let msg = Message {
+        node,
+        q,
+        step,
+        first_psn,
+        sizes: segments(CHUNK_BYTES[q], PMTU),
     };
-    let data_q = |i: usize, first: bool| Queueing {
-        max: 1_200,
-        extra: if node == 0 && (4..6).contains(&step) {
-            2_000 + 500 * i as u64
-        } else {
-            0
-        },
-        lost: first && node == LOSSY_LINK && q == 0 && i == 1 && LOST_STEPS.contains(&step),
-        sniffer_miss: first && node == SNIFFER_NODE && SNIFFER_MISSES.contains(&(step, q, i)),
-    };
-    let mut t = t0;
-    let mut arrivals = Vec::new();
-    for i in 0..sizes.len() {
-        let p = packet(i);
-        arrivals.push(m.send(node, to, t, &p, data_q(i, true)));
-        t += wire_ns(p.build().len(), 100.0);
-    }
-    let ack_q = Queueing {
-        max: 400,
-        ..Queueing::default()
-    };
-    let last = sizes.len() - 1;
-    let Some(gap) = arrivals.iter().position(Option::is_none) else {
-        *msn += 1;
-        let at = arrivals[last].unwrap_or(t) + 400;
-        m.send(
-            to,
-            node,
-            at,
-            &back.ack(
-                psn_add(first_psn, last as u32),
-                syndrome::ACK_UNLIMITED,
-                *msn,
-            ),
-            ack_q,
-        );
-        return psn_add(first_psn, sizes.len() as u32);
-    };
-    // The next packet arrives out of sequence: NAK, then go-back-N from the gap.
-    let nak_at = arrivals[gap + 1].unwrap_or(t) + 300;
-    let nak = back.ack(
-        psn_add(first_psn, gap as u32),
-        syndrome::NAK_PSN_SEQUENCE,
-        *msn,
-    );
-    let mut t = m.send(to, node, nak_at, &nak, ack_q).unwrap_or(nak_at) + 300;
-    let mut arrived = 0;
-    for i in gap..sizes.len() {
-        let p = packet(i);
-        arrived = m.send(node, to, t, &p, data_q(i, false)).unwrap_or(t);
-        t += wire_ns(p.build().len(), 100.0);
+    let last = msg.sizes.len() - 1;
+    let (arrivals, t) = msg.burst(m, 0, t0, true);
+    let mut done = arrivals[last].unwrap_or(t);
+    if let Some(gap) = arrivals.iter().position(Option::is_none) {
+        // The next packet arrives out of sequence: NAK, then go-back-N from the gap.
+        let nak_at = arrivals[gap + 1].unwrap_or(t) + 300;
+        let nak_rx = msg.ack(m, nak_at, gap, syndrome::NAK_PSN_SEQUENCE, *msn);
+        let (again, end) = msg.burst(m, gap, nak_rx.unwrap_or(nak_at) + 300, false);
+        done = again.last().copied().flatten().unwrap_or(end);
     }
     *msn += 1;
-    let ack = back.ack(
-        psn_add(first_psn, last as u32),
-        syndrome::ACK_UNLIMITED,
-        *msn,
-    );
-    m.send(to, node, arrived + 400, &ack, ack_q);
-    psn_add(first_psn, sizes.len() as u32)
+    msg.ack(m, done + 400, last, syndrome::ACK_UNLIMITED, *msn);
+    psn_add(first_psn, msg.sizes.len() as u32)
 }
 
 /// Sort each node's frames into its capture (own clock) and resolve the truth's frame numbers.
