@@ -495,3 +495,65 @@ fn text_report_names_links_and_lists() {
     assert!(s.contains("Lost on the link: 2"), "{s}");
     assert!(s.contains("Missed by the upstream capture: 2"), "{s}");
 }
+
+#[test]
+fn directions_seen_by_one_capture_are_listed_not_lost() {
+    // node0 and node1 only: node0's traffic with 10.0.0.3 has no other end here.
+    let r = json(&[&sample(0), &sample(1)]);
+    let single: Vec<(String, String, String)> = r["single_capture"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let f = s["file"].as_str().unwrap();
+            (
+                s["src"].as_str().unwrap().to_string(),
+                s["dst"].as_str().unwrap().to_string(),
+                f[f.len() - 10..].to_string(),
+            )
+        })
+        .collect();
+    for (src, dst, file) in [
+        ("10.0.0.1", "10.0.0.3", "node0.pcap"),
+        ("10.0.0.3", "10.0.0.1", "node0.pcap"),
+        ("10.0.0.2", "10.0.0.3", "node1.pcap"),
+        ("10.0.0.3", "10.0.0.2", "node1.pcap"),
+    ] {
+        assert!(
+            single.contains(&(src.into(), dst.into(), file.into())),
+            "{src} → {dst} in {file}: {single:?}"
+        );
+    }
+    assert_eq!(r["links"].as_array().unwrap().len(), 2);
+    assert_eq!(r["lost"].as_array().unwrap().len(), 0);
+    assert_eq!(r["missed"].as_array().unwrap().len(), 0);
+}
+
+/// The first `keep` records of a classic little-endian pcap file.
+fn first_records(src: &str, dst: &Path, keep: usize) {
+    let b = std::fs::read(src).unwrap();
+    let mut at = 24;
+    for _ in 0..keep {
+        at += 16 + u32::from_le_bytes(b[at + 8..at + 12].try_into().unwrap()) as usize;
+    }
+    std::fs::write(dst, &b[..at]).unwrap();
+}
+
+#[test]
+fn a_capture_that_stops_early_loses_nothing() {
+    // node1's capture stops halfway: what node0 sent it afterwards is not lost, nor is what
+    // node0 saw from it after that missed.
+    let tmp = tempfile::tempdir().unwrap();
+    let short = tmp.path().join("node1_half.pcap");
+    first_records(&sample(1), &short, 50);
+    let r = json(&[&sample(0), short.to_str().unwrap()]);
+    let mut edges = 0;
+    for l in r["links"].as_array().unwrap() {
+        assert_eq!(l["lost"], 0, "{l}");
+        assert_eq!(l["missed_by_upstream"], 0, "{l}");
+        edges += l["unmatched_at_edges"].as_u64().unwrap();
+    }
+    assert!(edges > 0);
+    // The clocks are still found exactly.
+    assert_eq!(r["clock_offsets"][1]["offset_ns"], allreduce::OFFSETS_NS[1]);
+}

@@ -12,7 +12,7 @@
 //! same identity but another ICRC is a copy corrupted on the link. Frames cut by a snap
 //! length have no ICRC and match on their headers.
 //!
-//! **Pass 1, survey** ([`survey`]): each file is read once for its extent, the host pairs
+//! **Pass 1, survey** ([`survey`]): each file is read once (one thread per file) for its extent, the host pairs
 //! (directions) it sees, and a bottom-k sample (by a hash of the identity and ICRC) of each
 //! direction, the same packets in every capture.
 //!
@@ -27,7 +27,8 @@
 //! same two captures, the one whose deltas are larger); consecutive captures in that order make
 //! a link. A direction that only one capture sees is listed as such, never as lost.
 //!
-//! **Pass 2, matching** ([`matcher`]): the captures merged in aligned time order; each copy
+//! **Pass 2, matching** ([`matcher`]): the captures, each read and decoded by a thread of its
+//! own and handed over in bounded batches, merged in aligned time order; each copy
 //! waits at most the window (`--window`, default 1 s) for its counterpart at the other end of
 //! its link, so memory is bounded by the window, not the capture length. The k-th surviving
 //! copy upstream matches the k-th copy downstream (a lost first transmission and its
