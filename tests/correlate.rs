@@ -557,3 +557,40 @@ fn a_capture_that_stops_early_loses_nothing() {
     // The clocks are still found exactly.
     assert_eq!(r["clock_offsets"][1]["offset_ns"], allreduce::OFFSETS_NS[1]);
 }
+
+/// A classic little-endian pcap file with every record cut to `snaplen` bytes (the wire length
+/// kept), as `tcpdump -s` writes it.
+fn cut_copy(src: &str, dst: &Path, snaplen: usize) {
+    let b = std::fs::read(src).unwrap();
+    let mut out = b[..24].to_vec();
+    out[16..20].copy_from_slice(&(snaplen as u32).to_le_bytes());
+    let mut at = 24;
+    while at + 16 <= b.len() {
+        let len = u32::from_le_bytes(b[at + 8..at + 12].try_into().unwrap()) as usize;
+        let keep = len.min(snaplen);
+        out.extend_from_slice(&b[at..at + 8]);
+        out.extend_from_slice(&(keep as u32).to_le_bytes());
+        out.extend_from_slice(&b[at + 12..at + 16]);
+        out.extend_from_slice(&b[at + 16..at + 16 + keep]);
+        at += 16 + len;
+    }
+    std::fs::write(dst, out).unwrap();
+}
+
+#[test]
+fn snap_length_cut_copies_match_on_headers() {
+    let t = allreduce::scenario().truth;
+    let tmp = tempfile::tempdir().unwrap();
+    let cut = tmp.path().join("allreduce_node1.pcap");
+    // Ethernet + IPv4 + UDP + BTH + RETH = 70 bytes: no payload, no ICRC.
+    cut_copy(&sample(1), &cut, 80);
+    let r = json(&[&sample(0), cut.to_str().unwrap(), &sample(2)]);
+    assert_eq!(r["clock_offsets"][1]["offset_ns"], t.offsets_ns[1]);
+    for tl in &t.links {
+        let l = link(&r, &ip(tl.src), &ip(tl.dst));
+        assert_eq!(l["matched"], tl.delays_ns.len(), "{l}");
+        assert_eq!(l["corrupted"], 0, "{l}");
+    }
+    assert_eq!(rows(&r["lost"]), truth_rows(&t.lost));
+    assert_eq!(rows(&r["missed"]), truth_rows(&t.missed));
+}

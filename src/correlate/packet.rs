@@ -80,13 +80,12 @@ impl Observation {
         })
     }
 
-    /// A 64-bit hash of the identity and the wire ICRC, the same in every capture that holds
-    /// this packet: what the offset survey samples on (splitmix64's finaliser over the Fx hash,
-    /// so that every bit is mixed).
+    /// A 64-bit hash of the identity, the same in every capture that holds this packet, cut
+    /// by a snap length or not (so not the ICRC): what the offset survey samples on
+    /// (splitmix64's finaliser over the Fx hash, so that every bit is mixed).
     pub fn sample_hash(&self) -> u64 {
         let mut h = FxHasher::default();
         std::hash::Hash::hash(&self.id, &mut h);
-        h.write_u32(self.content.icrc_wire.unwrap_or(0));
         let mut z = h.finish();
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);

@@ -3,9 +3,11 @@
 //! estimate.
 //!
 //! The sample is a bottom-k sketch per capture and direction: the `k` packets with the smallest
-//! [`Observation::sample_hash`]. The hash depends only on what every hop leaves unchanged, so two
-//! captures of one link sample the same packets wherever each file starts or ends, in bounded
-//! memory (captures with fewer than `k` packets per direction are sampled whole).
+//! [`Observation::sample_hash`]. The hash depends only on the packet's identity, which every hop
+//! leaves unchanged and a snap length never cuts, so two captures of one link sample the same
+//! packets wherever each file starts or ends, in bounded memory (captures with fewer than `k`
+//! packets per direction are sampled whole). Identities seen more than once in a capture
+//! (retransmissions) are left out of the estimate.
 
 use std::collections::BinaryHeap;
 use std::collections::hash_map::Entry;
