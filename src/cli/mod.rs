@@ -3,9 +3,11 @@
 
 pub mod assets;
 pub mod capture;
+pub mod capture_loop;
 pub mod correlate;
 pub mod pipeline;
 pub mod progress;
+pub mod sniff;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -223,6 +225,15 @@ pub struct DisplayArgs {
     #[arg(long = "roce-port", value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..))]
     pub roce_ports: Vec<u16>,
+    /// Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable), e.g.
+    /// `--vxlan-port 8472` for Linux's old default.
+    #[arg(long = "vxlan-port", value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub vxlan_ports: Vec<u16>,
+    /// Time mirrored frames by their ERSPAN type III hardware timestamp instead of the
+    /// collector's capture time (frames without one keep the capture time).
+    #[arg(long = "mirror-time")]
+    pub mirror_time: bool,
     /// Analysis options.
     #[command(flatten)]
     pub report: ReportArgs,
@@ -253,6 +264,10 @@ pub struct ReportArgs {
     /// memory stays bounded when QPNs are sprayed.
     #[arg(long = "max-flows", value_name = "N", default_value_t = 16384)]
     pub max_flows: usize,
+    /// Split flows by mirror session too: the ERSPAN session ID or VXLAN VNI the frame came
+    /// through (one job mirrored from several ports).
+    #[arg(long = "encap-session")]
+    pub encap_session: bool,
 }
 
 impl ReportArgs {

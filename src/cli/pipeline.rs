@@ -7,10 +7,12 @@ use anyhow::{Context, Result};
 use super::progress::Progress;
 use super::{DisplayArgs, ReportArgs};
 use crate::analyze::{AnalyzeConfig, Analyzer, Report};
+use crate::decode::encap::clock::MirrorClock;
 use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, OtherKind, decode_frame};
 use crate::output::json::JsonPrinter;
 use crate::output::text::TextPrinter;
 use crate::output::{FrameCtx, Printer};
+use crate::source::tag_miss::IsRoce;
 use crate::source::{FileSource, Record};
 
 /// Whether a decoded frame is shown under the display options.
@@ -51,6 +53,10 @@ pub struct Run {
     display: DisplayArgs,
     frames: u64,
     roce: u64,
+    /// `--mirror-time`: ERSPAN III hardware timestamps.
+    clock: Option<MirrorClock>,
+    /// `--mirror-time`: the first frame's time, for relative times.
+    base_ts: Option<u64>,
 }
 
 impl Run {
@@ -62,11 +68,15 @@ impl Run {
                 mtu: r.mtu,
                 max_flows: r.max_flows,
                 keep_messages: r.messages,
+                encap_session: r.encap_session,
                 ..AnalyzeConfig::default()
             })
         });
         Run {
-            cfg: DecodeConfig::with_ports(&display.roce_ports),
+            cfg: DecodeConfig::with_ports(&display.roce_ports)
+                .with_vxlan_ports(&display.vxlan_ports),
+            clock: display.mirror_time.then(MirrorClock::new),
+            base_ts: None,
             linktype,
             printer: make_printer(display),
             print_packets: !(r.quiet || (display.json && r.wanted())),
@@ -75,6 +85,13 @@ impl Run {
             frames: 0,
             roce: 0,
         }
+    }
+
+    /// Whether a frame (data, length on the wire) decodes as RoCE under this run's settings:
+    /// for counting the tagged frames a filter misses ([`crate::source::tag_miss`]).
+    pub fn roce_predicate(&self) -> IsRoce {
+        let (lt, cfg) = (self.linktype, self.cfg.clone());
+        Box::new(move |data, len| decode_frame(lt, data, len, &cfg).roce().is_some())
     }
 
     /// Frames handled so far.
@@ -102,20 +119,34 @@ impl Run {
         if frame.roce().is_some() {
             self.roce += 1;
         }
+        let (ts_ns, base_ts_ns) = self.times(rec, &frame);
         if let Some(a) = &mut self.analyzer {
-            a.push(rec.number, rec.ts_ns, &frame);
+            a.push(rec.number, ts_ns, &frame);
         }
         if self.print_packets && selected(&self.display, &frame) {
             let ctx = FrameCtx {
                 number: rec.number,
-                ts_ns: rec.ts_ns,
-                rel_ns: rec.ts_ns.saturating_sub(rec.base_ts_ns),
+                ts_ns,
+                rel_ns: ts_ns.saturating_sub(base_ts_ns),
                 caplen: rec.caplen,
                 len: rec.len,
             };
             self.printer.frame(&ctx, &frame)?;
         }
         Ok(())
+    }
+
+    /// The frame's time and the run's base time, ns: the capture's, or with `--mirror-time` the
+    /// ERSPAN III timestamp's when the frame has one.
+    fn times(&mut self, rec: &Record<'_>, frame: &Frame<'_>) -> (u64, u64) {
+        let Some(clock) = &mut self.clock else {
+            return (rec.ts_ns, rec.base_ts_ns);
+        };
+        let ts = match frame.encap.erspan3() {
+            Some((layer, e)) => clock.time_ns(layer, e, rec.ts_ns),
+            None => rec.ts_ns,
+        };
+        (ts, *self.base_ts.get_or_insert(ts))
     }
 
     /// Write out the packet lines printed so far (live capture, while idle).
@@ -210,10 +241,11 @@ pub(crate) fn io_outcome(r: io::Result<()>) -> Result<Option<Outcome>> {
 pub fn read_file(path: &str, d: &DisplayArgs) -> Result<Outcome> {
     let shown = if path == "-" { "<stdin>" } else { path };
     let mut src = FileSource::open(path).with_context(|| shown.to_string())?;
+    let mut run = Run::new(d, src.linktype());
     if let Some(f) = &d.filter {
         src.set_filter(f)?;
+        src.count_tag_misses(run.roce_predicate());
     }
-    let mut run = Run::new(d, src.linktype());
     let mut progress = Progress::for_file(path, run.print_packets);
     let mut read_err = None;
     while !run.done() {
@@ -234,6 +266,11 @@ pub fn read_file(path: &str, d: &DisplayArgs) -> Result<Outcome> {
     progress.finish();
     if let Some(o) = io_outcome(run.finish())? {
         return Ok(o);
+    }
+    if let (Some(m), Some(f)) = (src.tag_miss(), &d.filter)
+        && let Some(line) = m.message(f)
+    {
+        eprintln!("{line}");
     }
     if let Some(e) = read_err {
         // Frame numbers in the file, as printed (a filter may have skipped some).
