@@ -5,9 +5,10 @@
 #   scripts/bench-correlate.sh [PACKETS]      (default 1000000 per capture)
 #
 # Trace: examples/make_trace.rs (8 RC QP pairs, 64-byte WRITE ONLY + ACK, 1 µs apart); the
-# shifted copy is written by editcap -t (Wireshark). Reports wall time, CPU time, peak RSS (GNU
-# time) and packets per second over both files, best of 3; then peak RSS against a trace whose
-# packets mostly do not match (9 QP pairs), where every copy waits the whole window.
+# shifted copy is written by editcap -t (Wireshark) as a nanosecond pcap, so the shift is exact.
+# Reports wall time, CPU time, peak RSS (GNU time) and packets per second over both files, best
+# of 3; then peak RSS against a trace whose packets mostly do not match (9 QP pairs), where
+# every copy waits the whole window.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-1000000}
@@ -17,7 +18,7 @@ A="$OUT/trace-$N.pcap"; B="$OUT/trace-$N-shifted.pcap"; C="$OUT/trace-$N-9qp.pca
 cargo build --release --quiet --example make_trace
 cargo build --release --quiet
 [ -f "$A" ] || ./target/release/examples/make_trace "$A" "$N"
-[ -f "$B" ] || editcap -F pcap -t 0.001234567 "$A" "$B"
+[ -f "$B" ] || editcap -F nsecpcap -t 0.001234567 "$A" "$B"
 [ -f "$C" ] || ./target/release/examples/make_trace "$C" "$N" 9
 BIN=./target/release/roce-inspect
 

@@ -113,6 +113,8 @@ pub struct Matcher<'a> {
     pub tallies: Vec<LinkTally>,
     /// The lists.
     pub lists: Lists,
+    /// Copies waiting now.
+    waiting: usize,
     /// Most copies waiting at once.
     pub peak_pending: usize,
 }
@@ -156,6 +158,7 @@ impl<'a> Matcher<'a> {
             queue: VecDeque::new(),
             tallies,
             lists: Lists::default(),
+            waiting: 0,
             peak_pending: 0,
         }
     }
@@ -207,6 +210,7 @@ impl<'a> Matcher<'a> {
                 };
                 match other {
                     Some(x) => {
+                        self.waiting -= 1;
                         if slot.up.is_empty() && slot.down.is_empty() {
                             o.remove();
                         }
@@ -219,16 +223,23 @@ impl<'a> Matcher<'a> {
                     }
                     None => {
                         push_side(slot, side, copy);
-                        self.queue.push_back((copy.t, key));
+                        self.wait(copy.t, key);
                     }
                 }
             }
             Entry::Vacant(v) => {
                 push_side(v.insert(Slot::default()), side, copy);
-                self.queue.push_back((copy.t, key));
-                self.peak_pending = self.peak_pending.max(self.queue.len());
+                self.wait(copy.t, key);
             }
         }
+    }
+
+    /// A copy left waiting: its expiry entry (entries of copies matched meanwhile are skipped
+    /// when they come up, so the queue holds at most one window of packets).
+    fn wait(&mut self, t: i64, key: Key) {
+        self.queue.push_back((t, key));
+        self.waiting += 1;
+        self.peak_pending = self.peak_pending.max(self.waiting);
     }
 
     fn matched(&mut self, key: Key, up: Copy, down: Copy) {
@@ -262,6 +273,7 @@ impl<'a> Matcher<'a> {
             if slot.up.is_empty() && slot.down.is_empty() {
                 o.remove();
             }
+            self.waiting -= ups.len() + downs.len();
             for c in ups {
                 self.unmatched(key, Side::Up, &c);
             }
