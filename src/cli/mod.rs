@@ -29,6 +29,7 @@ use crate::output::style::ColorChoice;
                   roce-inspect capture eth0                         decode RoCE live (Ctrl-C stops)\n  \
                   roce-inspect generate --gpu 0 --peer <gid>        send RDMA WRITEs from GPU memory\n  \
                   roce-inspect read trace.pcap --summary            flows, gaps, congestion report\n  \
+                  roce-inspect correlate n0.pcap n1.pcap n2.pcap    one job across hosts' captures\n  \
                   roce-inspect read trace.pcap --json | jq .bth.psn\n\n\
                   Exit status: 0 success, 1 runtime error, 2 usage error."
 )]
