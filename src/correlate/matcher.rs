@@ -18,7 +18,7 @@ use smallvec::SmallVec;
 use super::packet::{Content, Observation};
 use super::plan::{LinkPlan, Plan, Side};
 use super::stats::DelayStats;
-use super::survey::{Directions, Survey};
+use super::survey::{DirCache, Directions, Survey};
 use crate::analyze::fxhash::FxBuild;
 
 type FxMap<K, V> = std::collections::HashMap<K, V, FxBuild>;
@@ -103,6 +103,7 @@ pub struct Lists {
 pub struct Matcher<'a> {
     plan: &'a Plan,
     directions: &'a Directions,
+    cache: DirCache,
     window: i64,
     /// Per capture: first and last RoCE time on the reference clock, ns.
     spans: Vec<(i64, i64)>,
@@ -151,6 +152,7 @@ impl<'a> Matcher<'a> {
         Matcher {
             plan,
             directions: &survey.directions,
+            cache: DirCache::default(),
             window: window_ns,
             spans,
             theta,
@@ -172,7 +174,9 @@ impl<'a> Matcher<'a> {
     pub fn push(&mut self, c: usize, o: &Observation) {
         let t = self.reference_time(c, o);
         self.expire(t.saturating_sub(self.window));
-        let Some(d) = self.directions.get(o.id.src, o.id.dst) else {
+        let (src, dst) = (o.id.src, o.id.dst);
+        let directions = self.directions;
+        let Some(d) = self.cache.get_or(src, dst, || directions.get(src, dst)) else {
             return;
         };
         let copy = Copy {

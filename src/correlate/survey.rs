@@ -67,6 +67,37 @@ impl Directions {
     }
 }
 
+/// The last few directions looked up, so that packets between a few hosts skip hashing two
+/// addresses (a cache in front of [`Directions`]).
+#[derive(Default)]
+pub struct DirCache {
+    slots: [Option<(Address, Address, DirId)>; 4],
+    next: usize,
+}
+
+impl DirCache {
+    /// The id of `src → dst` from the cache, or from `lookup` (then cached).
+    pub fn get_or(
+        &mut self,
+        src: Address,
+        dst: Address,
+        lookup: impl FnOnce() -> Option<DirId>,
+    ) -> Option<DirId> {
+        if let Some((_, _, id)) = self
+            .slots
+            .iter()
+            .flatten()
+            .find(|s| s.0 == src && s.1 == dst)
+        {
+            return Some(*id);
+        }
+        let id = lookup()?;
+        self.slots[self.next] = Some((src, dst, id));
+        self.next = (self.next + 1) % self.slots.len();
+        Some(id)
+    }
+}
+
 /// A bottom-k sample: hash → (capture time in ns, copies seen).
 #[derive(Default)]
 pub struct Sample {
@@ -179,20 +210,23 @@ pub fn survey(readers: Vec<CaptureReader>, files: &[String]) -> Result<Survey> {
 /// Survey one file with its own direction numbering.
 fn survey_one(mut r: CaptureReader, file: &str) -> Result<(CaptureSurvey, Directions)> {
     let mut directions = Directions::default();
+    let mut cache = DirCache::default();
     let mut c = CaptureSurvey {
         file: file.to_string(),
         ..CaptureSurvey::default()
     };
     while let Some(o) = r.next_packet()? {
-        add(&mut c, &mut directions, &o);
+        let (src, dst) = (o.id.src, o.id.dst);
+        let d = cache.get_or(src, dst, || directions.intern(src, dst));
+        add(&mut c, d, &o);
     }
     c.frames = r.frames;
     c.roce = r.roce;
     Ok((c, directions))
 }
 
-fn add(c: &mut CaptureSurvey, directions: &mut Directions, o: &Observation) {
-    let Some(d) = directions.intern(o.id.src, o.id.dst) else {
+fn add(c: &mut CaptureSurvey, d: Option<DirId>, o: &Observation) {
+    let Some(d) = d else {
         c.untracked += 1;
         return;
     };
