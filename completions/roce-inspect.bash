@@ -370,13 +370,17 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__read)
-            opts="-r -c -f -V -n -q -h --count --filter --qp --opcode --json --verbose --all --color --roce-port --vxlan-port --mirror-time --summary --quiet --messages --gaps --mtu --max-flows --encap-session --help"
+            opts="-r -c -f -V -n -q -h --threads --count --filter --qp --opcode --json --verbose --all --color --roce-port --vxlan-port --mirror-time --summary --quiet --messages --gaps --mtu --max-flows --encap-session --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -r)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threads)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -34,6 +34,7 @@ complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "list" -d 
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "interfaces" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s r -d 'The capture file, tcpdump style (`read -r trace.pcap`); same as FILE' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l threads -d 'Threads that decode and format packets (default: the cores available). The output is the same whatever the number; 1 reads on one thread. Several threads are used for pcap/pcapng files (not standard input) and not with --mirror-time' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s c -l count -d 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s f -l filter -d 'libpcap BPF filter expression, like tcpdump\'s, e.g. `-f \'udp port 4791 and host 10.0.0.1\'`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l qp -d 'Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`. Reports (`--summary`, `--messages`, `--gaps`) still cover every flow' -r

@@ -128,13 +128,21 @@ fn read_timeout_requests_and_responses() {
     let req = flow(&r, "10.0.0.1", "10.0.0.2");
     assert_eq!(req["packets"], t.requests);
     assert_eq!(req["opcodes"]["RC_RDMA_READ_REQUEST"], t.requests);
-    assert_eq!(req["loss"]["timeouts"], t.reissued.len());
+    // Both re-issues (from the missing PSN, and whole) are one READ each, re-issued once.
+    assert_eq!(req["loss"]["read_reissues"], t.reissued.len());
     let resp = flow(&r, "10.0.0.2", "10.0.0.1");
     assert_eq!(resp["packets"], t.responses);
     assert_eq!(t.reissued.len(), 2);
     assert_eq!(t.requests, read_timeout::READS + 2);
-    // Every READ delivered all its bytes: the responses carry 12 × 3000 bytes in all.
+    // Every READ delivered all its bytes: the responses carry 12 × 3000 bytes in all, and
+    // each READ is one message of 3000 bytes, complete.
     assert_eq!(resp["payload_bytes"], t.bytes);
+    assert_eq!(resp["messages"]["read"]["count"], read_timeout::READS);
+    assert_eq!(resp["messages"]["read"]["bytes"], t.bytes);
+    assert_eq!(resp["messages"]["read"]["failed"], 0);
+    let msgs = r["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), read_timeout::READS);
+    assert!(msgs.iter().all(|m| m["status"] == "ok"), "{msgs:?}");
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! Turning the analyzer's state into a [`Report`] at the end of the capture.
 
-use super::Analyzer;
 use super::flow::Flow;
+use super::message::MessageStatus;
 use super::report::*;
 use super::stats::Samples;
+use super::{Analyzer, outcome, two_mut};
 use std::collections::BTreeMap;
 
 fn transport_name(flows: &[Flow], f: &Flow) -> String {
@@ -35,36 +36,100 @@ fn psn_report(f: &Flow) -> PsnReport {
     PsnReport {
         first: t.first,
         last: t.first.map(|_| t.last),
-        gap_events: f.req_psn.gap_events + f.resp_psn.gap_events,
-        missing: f.req_psn.missing + f.resp_psn.missing,
+        gap_events: f.req_psn.gap_events + f.resp_psn.gap_events + f.ud_unseen.0,
+        missing: f.req_psn.missing + f.resp_psn.missing + f.ud_unseen.1,
         retransmitted: f.req_psn.retransmitted + f.resp_psn.retransmitted,
+        duplicates: f.ud_duplicates,
     }
 }
 
-fn cb((count, bytes): (u64, u64)) -> CountBytes {
-    CountBytes { count, bytes }
-}
-
-pub(super) fn build(mut a: Analyzer) -> Report {
+/// Close what is still open at the end of the capture: rate windows, messages being
+/// assembled, requests waiting for a response; then give every gap its verdict.
+fn close(a: &mut Analyzer) {
     let window = a.cfg.rate_window_ns;
-    // Close open windows and messages.
-    for f in &mut a.flows {
+    for i in 0..a.flows.len() {
+        let f = &mut a.flows[i];
         f.cong.rate.finish(window);
-        for asm in [&mut f.req_asm, &mut f.resp_asm] {
-            f.incomplete += asm.abandoned;
-            if let Some(m) = asm.open.take() {
-                // READ requests and other PSN-only pieces are never "open" messages.
-                if !m.complete {
-                    f.incomplete += 1;
-                    if a.cfg.keep_messages {
-                        a.messages.push(m);
-                    }
-                }
+        f.incomplete += f.req_asm.abandoned;
+        if let Some(mut m) = f.req_asm.open.take()
+            && !m.complete
+        {
+            f.incomplete += 1;
+            m.status = MessageStatus::Incomplete;
+            a.sink.message(m);
+        }
+        match f.peer.map(|j| j as usize) {
+            Some(j) => {
+                let (g, f) = two_mut(&mut a.flows, i, j);
+                outcome::finish(f, j, g, &mut a.sink);
             }
+            None => outcome::finish_alone(&mut a.flows[i], i, &mut a.sink),
         }
     }
-    let flows = &a.flows;
-    // Connections: one per pair, numbered by the lower flow index.
+    for g in &mut a.sink.gaps {
+        g.verdict = verdict(g);
+    }
+}
+
+/// A gap's verdict from its story (see [`GapReport::verdict`]).
+fn verdict(g: &GapReport) -> &'static str {
+    if g.space == "ud" {
+        return "ud_unseen";
+    }
+    match (g.retransmission.map(|r| r.trigger), g.nak, g.ack_frame) {
+        (Some("timeout"), _, _) => "timeout_retransmitted",
+        (Some(_), _, _) => "nak_retransmitted",
+        (None, None, Some(_)) => "capture_loss",
+        _ => "unresolved",
+    }
+}
+
+/// MSN cross-checks of the two flows `f` (index `i`) and `g` (index `j`) of a connection.
+fn msn_checks(f: &Flow, i: usize, g: &Flow, j: usize) -> Vec<MsnCheck> {
+    let mut msn = Vec::new();
+    for (x, xi) in [(f, i), (g, j)] {
+        if x.msn_checked > 0 {
+            msn.push(MsnCheck {
+                aeth_flow: xi,
+                msn_delta: x.msn_delta,
+                messages: x.msn_units,
+                checked_aeths: x.msn_checked,
+                mismatched_aeths: x.msn_mismatches,
+                mismatch: x.msn_delta != x.msn_units,
+            });
+        }
+    }
+    msn
+}
+
+/// Congestion per direction of the connection of `f` (index `i`) and `g` (index `j`).
+fn congestion(f: &Flow, i: usize, g: &Flow, j: usize, window: u64) -> Vec<DirCongestion> {
+    let mut congestion = Vec::new();
+    for (d, c, di, ci) in [(f, g, i, j), (g, f, j, i)] {
+        if d.cong.ecn[3] == 0 && c.cong.cnps == 0 {
+            continue;
+        }
+        let r = &d.cong.rate;
+        congestion.push(DirCongestion {
+            data_flow: di,
+            cnp_flow: ci,
+            ce_marked: d.cong.ecn[3],
+            ce_fraction: ce_fraction(d),
+            cnps: c.cong.cnps,
+            ce_to_cnp_ns: d.cong.ce_to_cnp.stat(),
+            cnp_interarrival_ns: c.cong.cnp_gap.stat(),
+            cnps_with_nak: d.cong.cnps_with_nak,
+            rate_window_ns: window,
+            rate_before_gbps_median: r.before_mbps.stat().map(|s| s.median as f64 / 1000.0),
+            rate_after_gbps_median: r.after_mbps.stat().map(|s| s.median as f64 / 1000.0),
+            rate_samples: r.samples.clone(),
+        });
+    }
+    congestion
+}
+
+/// Connections, one per pair numbered by the lower flow index, and each flow's connection.
+fn connections(flows: &[Flow], window: u64) -> (Vec<Option<usize>>, Vec<ConnectionReport>) {
     let mut conn_of = vec![None; flows.len()];
     let mut connections = Vec::new();
     for (i, f) in flows.iter().enumerate() {
@@ -81,39 +146,8 @@ pub(super) fn build(mut a: Analyzer) -> Report {
         let mut rtt = Samples::default();
         rtt.merge(&f.ack_rtt);
         rtt.merge(&g.ack_rtt);
-        let mut msn = Vec::new();
-        for (x, xi) in [(f, i), (g, j)] {
-            if x.msn_checked > 0 {
-                msn.push(MsnCheck {
-                    aeth_flow: xi,
-                    msn_delta: x.msn_delta,
-                    messages: x.msn_units,
-                    checked_aeths: x.msn_checked,
-                    mismatched_aeths: x.msn_mismatches,
-                    mismatch: x.msn_delta != x.msn_units,
-                });
-            }
-        }
-        let mut congestion = Vec::new();
-        for (d, c, di, ci) in [(f, g, i, j), (g, f, j, i)] {
-            if d.cong.ecn[3] == 0 && c.cong.cnps == 0 {
-                continue;
-            }
-            let r = &d.cong.rate;
-            congestion.push(DirCongestion {
-                data_flow: di,
-                cnp_flow: ci,
-                ce_marked: d.cong.ecn[3],
-                ce_fraction: ce_fraction(d),
-                cnps: c.cong.cnps,
-                ce_to_cnp_ns: d.cong.ce_to_cnp.stat(),
-                cnp_interarrival_ns: c.cong.cnp_gap.stat(),
-                rate_window_ns: window,
-                rate_before_gbps_median: r.before_mbps.stat().map(|s| s.median as f64 / 1000.0),
-                rate_after_gbps_median: r.after_mbps.stat().map(|s| s.median as f64 / 1000.0),
-                rate_samples: r.samples.clone(),
-            });
-        }
+        let msn = msn_checks(f, i, g, j);
+        let congestion = congestion(f, i, g, j, window);
         let t = transport_name(flows, f);
         connections.push(ConnectionReport {
             id,
@@ -134,74 +168,91 @@ pub(super) fn build(mut a: Analyzer) -> Report {
             congestion,
         });
     }
-    let flow_reports = flows
+    (conn_of, connections)
+}
+
+/// The report of flow `f` (index `i`, connection `conn`).
+fn flow_report(flows: &[Flow], i: usize, f: &Flow, conn: Option<usize>) -> FlowReport {
+    let opcodes: BTreeMap<String, u64> = f
+        .opcodes
         .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let opcodes: BTreeMap<String, u64> = f
-                .opcodes
-                .iter()
-                .map(|&(op, n)| (crate::decode::Opcode(op).token().to_string(), n))
-                .collect();
-            FlowReport {
-                id: i,
-                src: f.key.src.to_string(),
-                dst: f.key.dst.to_string(),
-                dest_qp: f.key.dest_qp,
-                session: f.key.session,
-                transport: transport_name(flows, f),
-                udp_src_port: f.udp_sport,
-                connection: conn_of[i],
-                packets: f.packets,
-                payload_bytes: f.payload_bytes,
-                opcodes,
-                acks: f.acks,
-                naks: NakCounts {
-                    psn_seq_err: f.naks[0],
-                    invalid_request: f.naks[1],
-                    remote_access: f.naks[2],
-                    remote_op: f.naks[3],
-                    invalid_rd: f.naks[4],
-                    reserved: f.naks_reserved,
-                },
-                rnr_naks: f.rnr_naks,
-                psn: psn_report(f),
-                messages: MessageCounts {
-                    send: cb(f.msgs[0]),
-                    write: cb(f.msgs[1]),
-                    read: cb(f.msgs[2]),
-                    atomic: cb(f.msgs[3]),
-                },
-                incomplete_messages: f.incomplete,
-                dma_len_mismatches: f.dma_len_mismatches,
-                ecn: EcnCounts {
-                    not_ect: f.cong.ecn[0],
-                    ect1: f.cong.ecn[1],
-                    ect0: f.cong.ecn[2],
-                    ce: f.cong.ecn[3],
-                },
-                ce_fraction: ce_fraction(f),
-                cnps: f.cong.cnps,
-                fecn: f.cong.fecn,
-                becn: f.cong.becn,
-                loss: LossReport {
-                    nak_retransmissions: f.nak_retransmissions,
-                    rnr_retransmissions: f.rnr_retransmissions,
-                    timeouts: f.timeouts,
-                    nak_delay_ns: f.nak_delay.stat(),
-                    retx_delay_ns: f.retx_delay.stat(),
-                    timeout_delay_ns: f.timeout_delay.stat(),
-                    rnr_delay_ns: f.rnr_delay.stat(),
-                    rnr_timer_us: f.rnr_timer_us.stat(),
-                },
-                ack_rtt_ns: f.ack_rtt.stat(),
-                pmtu: f.pmtu,
-                first_ts_ns: f.first_ts,
-                last_ts_ns: f.last_ts,
-            }
-        })
+        .map(|&(op, n)| (crate::decode::Opcode(op).token().to_string(), n))
         .collect();
-    let pmtu = a.cfg.mtu.or_else(|| a.global_pmtu());
+    FlowReport {
+        id: i,
+        src: f.key.src.to_string(),
+        dst: f.key.dst.to_string(),
+        dest_qp: f.key.dest_qp,
+        session: f.key.session,
+        transport: transport_name(flows, f),
+        udp_src_port: f.udp_sport,
+        connection: conn,
+        packets: f.packets,
+        payload_bytes: f.payload_bytes,
+        opcodes,
+        acks: f.acks,
+        naks: NakCounts {
+            psn_seq_err: f.naks[0],
+            invalid_request: f.naks[1],
+            remote_access: f.naks[2],
+            remote_op: f.naks[3],
+            invalid_rd: f.naks[4],
+            reserved: f.naks_reserved,
+        },
+        rnr_naks: f.rnr_naks,
+        psn: psn_report(f),
+        messages: MessageCounts {
+            send: f.msgs[0],
+            write: f.msgs[1],
+            read: f.msgs[2],
+            atomic: f.msgs[3],
+            flush: f.msgs[4],
+            atomic_write: f.msgs[5],
+        },
+        incomplete_messages: f.incomplete,
+        responses: ResponseCounts {
+            unmatched: f.responses_unmatched,
+            duplicate: f.responses_duplicate,
+        },
+        qp_error: f.error.map(|e| QpErrorReport {
+            frame: e.frame,
+            psn: e.psn,
+            status: e.status.name(),
+            later_packets: f.after_error,
+        }),
+        priority: f.prio.report(),
+        dma_len_mismatches: f.dma_len_mismatches,
+        ecn: EcnCounts {
+            not_ect: f.cong.ecn[0],
+            ect1: f.cong.ecn[1],
+            ect0: f.cong.ecn[2],
+            ce: f.cong.ecn[3],
+        },
+        ce_fraction: ce_fraction(f),
+        cnps: f.cong.cnps,
+        fecn: f.cong.fecn,
+        becn: f.cong.becn,
+        loss: LossReport {
+            nak_retransmissions: f.nak_retransmissions,
+            rnr_retransmissions: f.rnr_retransmissions,
+            timeouts: f.timeouts,
+            read_reissues: f.read_reissues,
+            unexplained_naks: f.unexplained_naks,
+            nak_delay_ns: f.nak_delay.stat(),
+            retx_delay_ns: f.retx_delay.stat(),
+            timeout_delay_ns: f.timeout_delay.stat(),
+            rnr_delay_ns: f.rnr_delay.stat(),
+            rnr_timer_us: f.rnr_timer_us.stat(),
+        },
+        ack_rtt_ns: f.ack_rtt.stat(),
+        pmtu: f.pmtu,
+        first_ts_ns: f.first_ts,
+        last_ts_ns: f.last_ts,
+    }
+}
+
+/// Warnings: numbers below that the capture or the options make doubtful.
+fn warnings(a: &Analyzer) -> Vec<String> {
     let mut warnings = Vec::new();
     if let Some(m) = a.cfg.mtu {
         // FIRST and MIDDLE packets carry exactly one PMTU of payload (IBTA 9.7.1), so a larger
@@ -217,6 +268,53 @@ pub(super) fn build(mut a: Analyzer) -> Report {
             ));
         }
     }
+    snap_warnings(a, &mut warnings);
+    for (i, f) in a.flows.iter().enumerate() {
+        let cnps = f.peer.map(|j| &a.flows[j as usize].prio);
+        super::priority::Priority::warnings(i, &f.prio, cnps, &mut warnings);
+        if let Some(e) = f.error
+            && f.after_error > 0
+        {
+            warnings.push(format!(
+                "flow {i}: {} packets after the fatal NAK in frame {} ({}) were not analysed: the QP is in the error state",
+                f.after_error,
+                e.frame,
+                e.status.name()
+            ));
+        }
+    }
+    warnings
+}
+
+/// Warnings for captures cut by a snap length, and READs whose PSN reservation needed a PMTU
+/// that could not be inferred.
+fn snap_warnings(a: &Analyzer, warnings: &mut Vec<String>) {
+    if a.frames.headers_cut > 0 {
+        warnings.push(format!(
+            "{} frames were cut by the snap length before the end of their transport headers: their PSNs, NAKs and messages are missing, so PSN gaps, retransmissions, NAK counts, message counts and bytes, READ reservations and response matching are uncertain (capture with a snap length of at least 128 bytes)",
+            a.frames.headers_cut
+        ));
+    }
+    let reads: u64 = a.flows.iter().map(|f| f.reads_without_pmtu).sum();
+    if reads > 0 && a.cfg.mtu.is_none() && a.global_pmtu().is_none() {
+        warnings.push(format!(
+            "the path MTU could not be inferred (no full FIRST/MIDDLE packets) and {reads} READ requests need it for their PSN reservation: gaps after them are tolerated, not counted; pass --mtu"
+        ));
+    }
+}
+
+pub(super) fn build(mut a: Analyzer) -> Report {
+    let window = a.cfg.rate_window_ns;
+    close(&mut a);
+    let (conn_of, connections) = connections(&a.flows, window);
+    let flow_reports = a
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| flow_report(&a.flows, i, f, conn_of[i]))
+        .collect();
+    let pmtu = a.cfg.mtu.or_else(|| a.global_pmtu());
+    let warnings = warnings(&a);
     Report {
         warnings,
         frames: a.frames,
@@ -224,7 +322,8 @@ pub(super) fn build(mut a: Analyzer) -> Report {
         pmtu,
         flows: flow_reports,
         connections,
-        gaps: a.gaps,
-        messages: a.cfg.keep_messages.then_some(a.messages),
+        gaps: a.sink.gaps,
+        unexplained_naks: a.sink.unexplained,
+        messages: a.cfg.keep_messages.then_some(a.sink.messages),
     }
 }

@@ -166,6 +166,38 @@ pub struct Congestion {
     pub cnp_gap: Samples,
     /// Sender rate around CNPs (this flow being the data flow).
     pub rate: RateTracker,
+    /// Time of the last PSN-sequence NAK for this flow's requests, ns.
+    pub last_nak: Option<u64>,
+    /// Time of the last CNP for this flow's sender not yet found near a NAK, ns.
+    pub lone_cnp: Option<u64>,
+    /// CNPs for this flow's sender within one RTT of a PSN-sequence NAK for its requests.
+    pub cnps_with_nak: u64,
+}
+
+impl Congestion {
+    /// A CNP for this (data) flow's sender at `ts`; `rtt` is the flow's mean ACK RTT, ns,
+    /// when measured. Flagged when a NAK came less than one RTT before.
+    pub fn cnp_seen(&mut self, ts: u64, rtt: Option<u64>) {
+        let near = matches!((self.last_nak, rtt), (Some(n), Some(r)) if ts.saturating_sub(n) <= r);
+        if near {
+            self.cnps_with_nak += 1;
+            self.lone_cnp = None;
+        } else {
+            self.lone_cnp = Some(ts);
+        }
+    }
+
+    /// A PSN-sequence NAK for this flow's requests at `ts`: flags a CNP less than one RTT
+    /// before it.
+    pub fn nak_seen(&mut self, ts: u64, rtt: Option<u64>) {
+        if let (Some(c), Some(r)) = (self.lone_cnp, rtt)
+            && ts.saturating_sub(c) <= r
+        {
+            self.cnps_with_nak += 1;
+            self.lone_cnp = None;
+        }
+        self.last_nak = Some(ts);
+    }
 }
 
 #[cfg(test)]

@@ -4,13 +4,17 @@
 //! (RoCEv2), the GID (RoCEv1, GRH) or the LID (native IB without GRH). A flow may carry two PSN
 //! spaces (`spec/roce.md` §5: requests and responses share the requester's space): the
 //! requests its source sends, and the READ responses its source returns for the peer's READs.
-//! Each has its own [`PsnTracker`] and [`Assembler`].
+//! Each has its own [`PsnTracker`]; requests are assembled into messages by an [`Assembler`],
+//! READ responses by the READ they answer (`outcome`).
 
 use super::congestion::Congestion;
-use super::message::Assembler;
+use super::message::{Assembler, MessageKind, MessageStatus};
+use super::outcome::{AwaitQueue, Outstanding, QpError};
+use super::priority::Priority;
 use super::psn::PsnTracker;
+use super::report::CountBytes;
 use super::stats::Samples;
-use crate::decode::{Address, Reth, Transport};
+use crate::decode::{Address, Transport};
 use std::collections::VecDeque;
 
 /// Flow key: (source, destination, DestQP), and the mirror session under `--encap-session`.
@@ -89,19 +93,6 @@ impl PairedBy {
     }
 }
 
-/// An outstanding READ request, waiting for its responses in the reverse flow.
-#[derive(Clone, Copy, Debug)]
-pub struct ReadReq {
-    /// PSN of the request (= PSN of RESPONSE FIRST/ONLY).
-    pub psn: u32,
-    /// Its RETH.
-    pub reth: Reth,
-    /// Capture time, ns.
-    pub ts: u64,
-    /// Frame number.
-    pub frame: u64,
-}
-
 /// A NAK or RNR NAK seen in the reverse flow, waiting for the retransmission it triggers.
 #[derive(Clone, Copy, Debug)]
 pub struct PendingNak {
@@ -124,12 +115,16 @@ pub struct OpenGap {
     pub expected: u32,
     /// NAK time, once matched.
     pub nak_ts: Option<u64>,
+    /// Last missing PSN (`expected + missing − 1`): an ACK at or after it covers the gap.
+    pub last_missing: u32,
 }
 
 /// Most AckReq packets awaiting an ACK per flow.
 pub const MAX_PENDING_ACKS: usize = 1024;
-/// Most outstanding READs remembered per flow.
-pub const MAX_OUTSTANDING_READS: usize = 256;
+/// Most requests awaiting a response (READ, atomic, FLUSH, ATOMIC WRITE) remembered per flow.
+pub const MAX_OUTSTANDING: usize = 256;
+/// Most completed SEND/WRITE messages awaiting their ACK or NAK remembered per flow.
+pub const MAX_AWAITING: usize = 1024;
 /// Most open gap stories per flow.
 pub const MAX_OPEN_GAPS: usize = 32;
 /// Most unacknowledged request units remembered per flow for the MSN check.
@@ -171,10 +166,33 @@ pub struct Flow {
     pub resp_psn: PsnTracker,
     /// Request message assembler.
     pub req_asm: Assembler,
-    /// READ response message assembler.
-    pub resp_asm: Assembler,
-    /// (count, bytes) of completed messages by kind: send, write, read, atomic.
-    pub msgs: [(u64, u64); 4],
+    /// Messages by kind ([`MessageKind::index`]): executed count and bytes, refused count.
+    pub msgs: [CountBytes; MessageKind::COUNT],
+    /// Completed SEND/WRITE messages whose ACK or NAK has not been seen.
+    pub awaiting: AwaitQueue,
+    /// Requests awaiting their response: READ, atomic, FLUSH, ATOMIC WRITE.
+    pub outstanding: VecDeque<Outstanding>,
+    /// The fatal NAK that put this QP pair in the error state.
+    pub error: Option<QpError>,
+    /// Packets of this flow after the fatal NAK (not analysed as a normal exchange).
+    pub after_error: u64,
+    /// Response packets (READ responses, ATOMIC ACKNOWLEDGE) whose request is not in the
+    /// capture.
+    pub responses_unmatched: u64,
+    /// Response packets repeating a response already seen (after a duplicate request).
+    pub responses_duplicate: u64,
+    /// PSN-sequence NAKs received for this flow's requests that no captured gap explains.
+    pub unexplained_naks: u64,
+    /// READ requests re-issued from inside their range (implicit NAK).
+    pub read_reissues: u64,
+    /// READ requests whose PSN reservation needed a PMTU that was not known.
+    pub reads_without_pmtu: u64,
+    /// UD: PSN jumps of this flow's sender (PSNs not seen in this capture), and PSNs skipped.
+    pub ud_unseen: (u64, u64),
+    /// UD: packets repeating a PSN of their sender.
+    pub ud_duplicates: u64,
+    /// DSCP / PCP values seen.
+    pub prio: Priority,
     /// PSNs of accepted request units as the responder's MSN counts them: the last PSN of a
     /// SEND/WRITE, the PSN of a READ request or atomic; popped as AETHs cover them.
     pub unit_psns: VecDeque<u32>,
@@ -188,14 +206,15 @@ pub struct Flow {
     pub peer: Option<u32>,
     /// How.
     pub paired_by: Option<PairedBy>,
+    /// The flow whose packet followed this flow's the last time the flow table was searched
+    /// (a look-up hint, not analysis).
+    pub next_hint: Option<u32>,
     /// Pairing attempts left by PSN.
     pub pair_tries: u8,
     /// AckReq requests awaiting an ACK: (psn, ts).
     pub pending_acks: VecDeque<(u32, u64)>,
     /// ACK RTT samples of this flow's requests, ns.
     pub ack_rtt: Samples,
-    /// Outstanding READ requests.
-    pub reads: VecDeque<ReadReq>,
     /// Last PSN-sequence NAK received for this flow's requests.
     pub last_nak: Option<PendingNak>,
     /// Last RNR NAK received for this flow's requests.
@@ -264,18 +283,29 @@ impl Flow {
             req_psn: PsnTracker::default(),
             resp_psn: PsnTracker::default(),
             req_asm: Assembler::default(),
-            resp_asm: Assembler::default(),
-            msgs: [(0, 0); 4],
+            msgs: [CountBytes::default(); MessageKind::COUNT],
+            awaiting: AwaitQueue::default(),
+            outstanding: VecDeque::new(),
+            error: None,
+            after_error: 0,
+            responses_unmatched: 0,
+            responses_duplicate: 0,
+            unexplained_naks: 0,
+            read_reissues: 0,
+            reads_without_pmtu: 0,
+            ud_unseen: (0, 0),
+            ud_duplicates: 0,
+            prio: Priority::default(),
             unit_psns: VecDeque::new(),
             acked_units: 0,
             incomplete: 0,
             dma_len_mismatches: 0,
             peer: None,
             paired_by: None,
+            next_hint: None,
             pair_tries: 16,
             pending_acks: VecDeque::new(),
             ack_rtt: Samples::default(),
-            reads: VecDeque::new(),
             last_nak: None,
             last_rnr: None,
             open_gaps: VecDeque::new(),
@@ -300,6 +330,32 @@ impl Flow {
             last_ts: ts,
             first_frame: frame,
         }
+    }
+
+    /// Count one message of `kind` with `bytes` under `status`: executed ones in `count` and
+    /// `bytes`, refused ones in `failed`, the rest in `incomplete`.
+    pub fn count_message(&mut self, kind: MessageKind, bytes: u64, status: MessageStatus) {
+        let c = &mut self.msgs[kind.index()];
+        match status {
+            MessageStatus::Ok => {
+                c.count += 1;
+                c.bytes += bytes;
+            }
+            MessageStatus::Incomplete => self.incomplete += 1,
+            _ => c.failed += 1,
+        }
+    }
+
+    /// Undo [`Flow::count_message`] of an executed message (a NAK refused it after all).
+    pub fn uncount_ok(&mut self, kind: MessageKind, bytes: u64) {
+        let c = &mut self.msgs[kind.index()];
+        c.count = c.count.saturating_sub(1);
+        c.bytes = c.bytes.saturating_sub(bytes);
+    }
+
+    /// Mean ACK RTT of this flow's requests so far, ns: "one RTT" for CNPs near NAKs.
+    pub fn rtt(&self) -> Option<u64> {
+        self.ack_rtt.mean()
     }
 
     /// Count one opcode.

@@ -5,8 +5,8 @@
 //! a gap and duplicate retransmissions never count twice (IBTA Vol 1 §9.7.5.1.2; rxe
 //! `check_psn`). On UC a PSN mismatch drops the message in progress and the next FIRST/ONLY
 //! resynchronises (rxe UC branch). Every UD packet is a whole message. READ responses are
-//! accepted by the requester the same way, and a READ RESPONSE FIRST/ONLY may jump forward to its
-//! READ's PSN. Only per-message counters are kept, never payload bytes.
+//! assembled by the READ they answer (see `outcome`). Only per-message counters are kept, never
+//! payload bytes.
 
 use super::psn::{PSN_HALF, psn_add, psn_distance};
 use crate::decode::{Position, Reth, Transport};
@@ -14,7 +14,7 @@ use serde::Serialize;
 
 /// Kind of an RDMA message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum MessageKind {
     /// SEND (with or without immediate or invalidate; UD SENDs too).
     Send,
@@ -22,19 +22,36 @@ pub enum MessageKind {
     Write,
     /// RDMA READ: the response packets, counted in the flow that carries them.
     Read,
-    /// CmpSwap, FetchAdd, ATOMIC WRITE.
+    /// CmpSwap, FetchAdd: complete when their ATOMIC ACKNOWLEDGE arrives.
     Atomic,
+    /// FLUSH (IBTA Vol 1 Release 1.5): complete when its zero-length RDMA READ RESPONSE ONLY
+    /// arrives (rxe `send_read_response_ack()`, spec/roce.md §2).
+    Flush,
+    /// ATOMIC WRITE (IBTA Vol 1 Release 1.5): 8 bytes, complete when its zero-length RDMA READ
+    /// RESPONSE ONLY arrives.
+    AtomicWrite,
 }
 
 impl MessageKind {
-    /// Index into per-kind arrays: send 0, write 1, read 2, atomic 3.
+    /// Number of kinds.
+    pub const COUNT: usize = 6;
+
+    /// Index into per-kind arrays: send 0, write 1, read 2, atomic 3, flush 4, atomic_write 5.
     pub fn index(self) -> usize {
         match self {
             MessageKind::Send => 0,
             MessageKind::Write => 1,
             MessageKind::Read => 2,
             MessageKind::Atomic => 3,
+            MessageKind::Flush => 4,
+            MessageKind::AtomicWrite => 5,
         }
+    }
+
+    /// Whether the responder answers this kind with a response of its own (READ response,
+    /// ATOMIC ACKNOWLEDGE), so that without one the message is `incomplete`.
+    pub fn needs_response(self) -> bool {
+        !matches!(self, MessageKind::Send | MessageKind::Write)
     }
 
     /// Lower-case name.
@@ -44,8 +61,72 @@ impl MessageKind {
             MessageKind::Write => "write",
             MessageKind::Read => "read",
             MessageKind::Atomic => "atomic",
+            MessageKind::Flush => "flush",
+            MessageKind::AtomicWrite => "atomic_write",
         }
     }
+}
+
+/// The outcome of a request message: executed, not (yet) known to be, or refused by a fatal
+/// NAK (AETH NAK codes 1–4, IBTA Vol 1 Table 43; the requester completes the work request in
+/// error and its QP goes to the error state, §9.9.2 and rxe `check_ack`, spec/roce.md §3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageStatus {
+    /// Executed: every packet accepted and, for READ / atomic / FLUSH / ATOMIC WRITE, the
+    /// response seen; a SEND/WRITE no NAK refused.
+    Ok,
+    /// The capture ends before it completes, no response was seen for a READ / atomic / FLUSH
+    /// / ATOMIC WRITE, or it was sent after a fatal NAK put the QP in the error state.
+    Incomplete,
+    /// Refused with NAK code 1, invalid request.
+    NakInvalidRequest,
+    /// Refused with NAK code 2, remote access error.
+    NakRemoteAccess,
+    /// Refused with NAK code 3, remote operational error.
+    NakRemoteOp,
+    /// Refused with NAK code 4, invalid RD request.
+    NakInvalidRd,
+}
+
+impl MessageStatus {
+    /// JSON / text name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MessageStatus::Ok => "ok",
+            MessageStatus::Incomplete => "incomplete",
+            MessageStatus::NakInvalidRequest => "nak_invalid_request",
+            MessageStatus::NakRemoteAccess => "nak_remote_access",
+            MessageStatus::NakRemoteOp => "nak_remote_op",
+            MessageStatus::NakInvalidRd => "nak_invalid_rd",
+        }
+    }
+
+    /// The status a fatal NAK code gives; `None` for a PSN sequence error or reserved code.
+    pub fn from_nak(code: crate::decode::NakCode) -> Option<MessageStatus> {
+        use crate::decode::NakCode;
+        match code {
+            NakCode::InvalidRequest => Some(MessageStatus::NakInvalidRequest),
+            NakCode::RemoteAccess => Some(MessageStatus::NakRemoteAccess),
+            NakCode::RemoteOp => Some(MessageStatus::NakRemoteOp),
+            NakCode::InvalidRd => Some(MessageStatus::NakInvalidRd),
+            NakCode::PsnSeqErr | NakCode::Reserved(_) => None,
+        }
+    }
+
+    /// Whether the responder refused the message.
+    pub fn failed(self) -> bool {
+        !matches!(self, MessageStatus::Ok | MessageStatus::Incomplete)
+    }
+}
+
+/// FETH fields of a FLUSH (IBTA Vol 1 Release 1.5; layout in spec/roce.md §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct FethInfo {
+    /// Selectivity level (2 bits).
+    pub selectivity: u8,
+    /// Placement type (4 bits).
+    pub placement_type: u8,
 }
 
 /// RETH fields of a message (WRITE FIRST/ONLY, or the READ request a READ message answers).
@@ -110,6 +191,15 @@ pub struct Message {
     pub read_latency_ns: Option<u64>,
     /// False for a message still open at the end of the capture (or abandoned by its sender).
     pub complete: bool,
+    /// The outcome: `ok`, `incomplete` or the fatal NAK that refused it.
+    pub status: MessageStatus,
+    /// FLUSH only: its FETH.
+    pub feth: Option<FethInfo>,
+    /// READ only: times the requester re-issued the READ from inside its range after lost
+    /// responses (the requester's implicit NAK; spec/roce.md §5, Lumina `get_nack()`).
+    pub reissues: u32,
+    /// READ only: frame of the first re-issued READ REQUEST.
+    pub reissue_frame: Option<u64>,
 }
 
 /// What the assembler did with one packet.
@@ -139,8 +229,6 @@ pub struct Piece {
     pub advance: u32,
     /// Extra tolerance after a READ of unknown PMTU.
     pub slack: u32,
-    /// READ RESPONSE FIRST/ONLY (may jump forward).
-    pub restart: bool,
     /// Frame number.
     pub frame: u64,
     /// Timestamp, ns.
@@ -177,7 +265,7 @@ impl Assembler {
                 None => true,
                 Some(e) => {
                     let d = psn_distance(psn, e);
-                    d == 0 || (d <= self.slack && d < PSN_HALF) || (p.restart && d < PSN_HALF)
+                    d == 0 || (d <= self.slack && d < PSN_HALF)
                 }
             };
             if !ok {
@@ -222,6 +310,10 @@ impl Assembler {
                     request_ts_ns: None,
                     read_latency_ns: None,
                     complete: p.position == Position::Only,
+                    status: MessageStatus::Ok,
+                    feth: None,
+                    reissues: 0,
+                    reissue_frame: None,
                 });
                 if p.position == Position::Only {
                     Accept::Completed
@@ -267,9 +359,18 @@ impl Assembler {
 
     /// Take the completed message out (after `Accept::Completed`), fixing its derived fields.
     pub fn take(&mut self) -> Option<Message> {
-        let mut m = self.open.take()?;
+        self.finished().copied()?;
+        self.open.take()
+    }
+
+    /// The completed message (after `Accept::Completed`) with its derived fields fixed, left
+    /// in place (complete, so the next message replaces it without counting it abandoned):
+    /// no copy on the per-message path.
+    pub fn finished(&mut self) -> Option<&Message> {
+        let m = self.open.as_mut().filter(|m| m.complete)?;
         if let Some(r) = m.reth {
-            m.dma_len_mismatch = m.kind != MessageKind::Atomic && u64::from(r.dma_len) != m.bytes;
+            m.dma_len_mismatch = !matches!(m.kind, MessageKind::Atomic | MessageKind::Flush)
+                && u64::from(r.dma_len) != m.bytes;
         }
         Some(m)
     }

@@ -26,6 +26,9 @@ pub struct Report {
     pub connections: Vec<ConnectionReport>,
     /// Gap events with their loss stories (at most `AnalyzeConfig::keep_gaps`).
     pub gaps: Vec<GapReport>,
+    /// PSN-sequence NAKs whose PSN was captured but that no gap in the capture explains: the
+    /// packet was lost after the capture point or dropped by the responder (the first 1000).
+    pub unexplained_naks: Vec<UnexplainedNak>,
     /// Reassembled messages, only when `AnalyzeConfig::keep_messages` is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub messages: Option<Vec<Message>>,
@@ -44,6 +47,16 @@ pub struct FrameCounts {
     pub malformed: u64,
     /// RoCE frames cut by the snap length.
     pub truncated: u64,
+    /// Truncated RoCE frames cut before the end of the transport headers the analysis needs
+    /// (BTH; the AETH of ACKs, NAKs and responses; the DETH of UD; the RETH of a READ
+    /// request): counted per flow, but their PSN, message and response bookkeeping is missing,
+    /// and the report's warnings name the counters this leaves uncertain. Frames cut only in
+    /// their payload (or in a WRITE's RETH, ImmDt, AtomicETH, FETH) are analysed from the
+    /// length fields as if whole.
+    pub headers_cut: u64,
+    /// Packets to QP0 (subnet management, permissive LIDs): counted, not PSN-tracked, since
+    /// SMPs from different managers share one destination QP (IBTA Vol 1 ch. 14).
+    pub qp0: u64,
     /// RoCE frames not analysed because `max_flows` flows already existed.
     pub untracked: u64,
     /// Distinct flows (source, destination, DestQP) dropped from the flow table because
@@ -111,20 +124,25 @@ pub struct PsnReport {
     pub gap_events: u64,
     /// PSNs skipped by gap events.
     pub missing: u64,
-    /// Tracked packets behind the expected PSN.
+    /// Tracked packets behind the expected PSN (reliable transports; on UC a duplicate).
     pub retransmitted: u64,
+    /// UD packets repeating a PSN their sender (source address + DETH source QP) already
+    /// used: duplicates, never retransmissions (UD does not retransmit).
+    pub duplicates: u64,
 }
 
-/// Count and payload bytes of messages of one kind.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+/// Messages of one kind: what the responder executed and what it refused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CountBytes {
-    /// Completed messages.
+    /// Messages executed (status `ok`).
     pub count: u64,
-    /// Their payload bytes.
+    /// Their payload bytes, from the packets' length fields (wire bytes, not captured bytes).
     pub bytes: u64,
+    /// Messages refused by a fatal NAK (status `nak_*`).
+    pub failed: u64,
 }
 
-/// Completed messages by kind.
+/// Messages by kind.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct MessageCounts {
     /// SEND, SEND WITH IMMEDIATE / INVALIDATE, UD SEND.
@@ -133,8 +151,61 @@ pub struct MessageCounts {
     pub write: CountBytes,
     /// RDMA READ, counted in the flow that carries the responses.
     pub read: CountBytes,
-    /// CmpSwap, FetchAdd, ATOMIC WRITE (bytes: payload, 8 for ATOMIC WRITE, else 0).
+    /// CmpSwap, FetchAdd (bytes 0: the operands are headers), done when their ATOMIC
+    /// ACKNOWLEDGE arrives.
     pub atomic: CountBytes,
+    /// FLUSH (bytes 0), done when its zero-length READ RESPONSE ONLY arrives.
+    pub flush: CountBytes,
+    /// ATOMIC WRITE (bytes 8), done when its zero-length READ RESPONSE ONLY arrives.
+    pub atomic_write: CountBytes,
+}
+
+/// Response packets that answer no request of the capture.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct ResponseCounts {
+    /// READ responses and ATOMIC ACKNOWLEDGEs whose request precedes the capture (or whose
+    /// requester's flow is not known): not messages.
+    pub unmatched: u64,
+    /// Responses repeating one already seen (answers to duplicate requests).
+    pub duplicate: u64,
+}
+
+/// The fatal NAK that put a QP pair in the error state (IBTA Vol 1 §9.9.2).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct QpErrorReport {
+    /// Frame of the NAK.
+    pub frame: u64,
+    /// Its PSN.
+    pub psn: u32,
+    /// Status it gave the refused request (`nak_remote_access`, …).
+    pub status: &'static str,
+    /// Packets of this flow after the NAK, counted but not analysed as a normal exchange.
+    pub later_packets: u64,
+}
+
+/// A PSN-sequence NAK that no gap in the capture explains.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct UnexplainedNak {
+    /// Flow of the requests it answers.
+    pub flow: usize,
+    /// Frame of the NAK.
+    pub frame: u64,
+    /// PSN the NAK carries (the responder's expected PSN).
+    pub psn: u32,
+}
+
+/// Priority values of a flow's packets: DSCP (6 bits, IPv4 TOS / IPv6 traffic class >> 2) and
+/// the innermost 802.1Q tag's PCP (3 bits), value → packets. PFC acts on one of them.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PriorityReport {
+    /// DSCP of data packets (every packet but CNPs).
+    pub dscp: BTreeMap<u8, u64>,
+    /// PCP of data packets.
+    pub pcp: BTreeMap<u8, u64>,
+    /// DSCP of CNPs.
+    pub cnp_dscp: BTreeMap<u8, u64>,
+    /// PCP of CNPs.
+    pub cnp_pcp: BTreeMap<u8, u64>,
 }
 
 /// ECN codepoint counts (RFC 3168).
@@ -159,6 +230,10 @@ pub struct LossReport {
     pub rnr_retransmissions: u64,
     /// Retransmission episodes with no NAK before them: timeouts.
     pub timeouts: u64,
+    /// READ requests re-issued from inside their range after lost responses.
+    pub read_reissues: u64,
+    /// PSN-sequence NAKs whose PSN was captured but no gap explains (`unexplained_naks`).
+    pub unexplained_naks: u64,
     /// Gap → NAK delay (NAK generation latency), ns.
     pub nak_delay_ns: Option<Stat>,
     /// NAK → retransmission delay (NAK reaction latency), ns.
@@ -209,8 +284,16 @@ pub struct FlowReport {
     pub psn: PsnReport,
     /// Completed messages by kind.
     pub messages: MessageCounts,
-    /// Messages begun but not completed by the end of the capture.
+    /// Messages with status `incomplete`: begun but not completed by the end of the capture,
+    /// READs / atomics / FLUSHes / ATOMIC WRITEs without a response, requests flushed by a
+    /// fatal NAK.
     pub incomplete_messages: u64,
+    /// Responses that answer no captured request.
+    pub responses: ResponseCounts,
+    /// The fatal NAK that ended this QP pair, when one did.
+    pub qp_error: Option<QpErrorReport>,
+    /// DSCP and PCP values seen.
+    pub priority: PriorityReport,
     /// Completed WRITE / READ messages whose delivered bytes differ from the RETH DMA length.
     pub dma_len_mismatches: u64,
     /// ECN codepoints.
@@ -282,6 +365,9 @@ pub struct DirCongestion {
     pub ce_to_cnp_ns: Option<Stat>,
     /// CNP inter-arrival, ns (its minimum reveals the NP's CNP pacing).
     pub cnp_interarrival_ns: Option<Stat>,
+    /// CNPs within one ACK RTT (the data flow's mean) of a PSN-sequence NAK on the same connection (loss and
+    /// congestion at once); 0 when no RTT was measured.
+    pub cnps_with_nak: u64,
     /// Window for the send rates, ns.
     pub rate_window_ns: u64,
     /// Median sender rate in the window before a CNP, Gb/s.
@@ -337,7 +423,8 @@ pub struct Retransmission {
     pub ts_ns: u64,
     /// NAK → retransmission, or previous packet → retransmission for a timeout, ns.
     pub delay_ns: u64,
-    /// `nak` or `timeout`.
+    /// `nak`, `timeout`, or `read_reissue` (a READ request re-issued from the missing
+    /// response's PSN: the requester's implicit NAK).
     pub trigger: &'static str,
 }
 
@@ -362,4 +449,12 @@ pub struct GapReport {
     pub nak: Option<NakMatch>,
     /// The retransmission of `expected_psn`, if seen.
     pub retransmission: Option<Retransmission>,
+    /// Frame of a later ACK covering the missing PSNs (for a READ response gap: the READ's
+    /// last response, the READ completing without a re-issue).
+    pub ack_frame: Option<u64>,
+    /// `nak_retransmitted`, `timeout_retransmitted`, `capture_loss` (no NAK, no
+    /// retransmission, and a later ACK covers the missing PSNs: they reached the responder and
+    /// the capture missed them), `ud_unseen` (a UD sender's PSNs not seen here: UD does not
+    /// retransmit, they may have gone to hosts outside the capture) or `unresolved`.
+    pub verdict: &'static str,
 }

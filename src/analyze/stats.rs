@@ -72,6 +72,11 @@ impl Samples {
         self.n
     }
 
+    /// Arithmetic mean (exact, rounded down), or `None` without samples; O(1).
+    pub fn mean(&self) -> Option<u64> {
+        (self.n > 0).then(|| (self.sum / u128::from(self.n)) as u64)
+    }
+
     /// Fold `other` into `self` (percentiles become approximate once the reservoirs are full).
     pub fn merge(&mut self, other: &Samples) {
         for &v in &other.buf {

@@ -5,6 +5,7 @@ pub mod assets;
 pub mod capture;
 pub mod capture_loop;
 pub mod correlate;
+pub mod parallel;
 pub mod pipeline;
 pub mod progress;
 pub mod sniff;
@@ -163,12 +164,25 @@ pub struct ReadArgs {
     /// The capture file, tcpdump style (`read -r trace.pcap`); same as FILE.
     #[arg(short = 'r', id = "r_file", value_name = "FILE")]
     pub r_file: Option<String>,
+    /// Threads that decode and format packets (default: the cores available). The output is
+    /// the same whatever the number; 1 reads on one thread. Several threads are used for
+    /// pcap/pcapng files (not standard input) and not with --mirror-time.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
     /// Display and decoding options.
     #[command(flatten)]
     pub display: DisplayArgs,
 }
 
 impl ReadArgs {
+    /// The number of threads: `--threads`, or the cores available.
+    pub fn threads(&self) -> usize {
+        self.threads.map_or_else(
+            || std::thread::available_parallelism().map_or(1, |n| n.get()),
+            usize::from,
+        )
+    }
+
     /// The file to read, given as FILE or `-r FILE`.
     pub fn path(&self) -> &str {
         self.file

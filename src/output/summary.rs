@@ -1,12 +1,13 @@
 //! Text rendering of the analysis [`Report`] for `--summary`, `--gaps` and `--messages`.
 //!
 //! Tables are drawn with comfy-table; problem cells (gaps, retransmissions, NAKs, CE marks,
-//! MSN mismatches, bad ICRCs, incomplete messages) are coloured through comfy-table's cell
+//! MSN mismatches, bad ICRCs, incomplete and refused messages, unresolved gaps) are coloured through comfy-table's cell
 //! colours, and the section titles and problem lines outside tables with owo-colors, in both
 //! cases only when `color` is true.
 
 use crate::analyze::Report;
-use crate::analyze::report::{FlowReport, GapReport};
+use crate::analyze::message::MessageStatus;
+use crate::analyze::report::{CountBytes, FlowReport, GapReport};
 use crate::analyze::stats::Stat;
 use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table, presets};
 use owo_colors::OwoColorize;
@@ -86,15 +87,24 @@ fn problem(out: &mut dyn Write, s: &str, color: bool) -> io::Result<()> {
     }
 }
 
-fn msg_cell(f: &FlowReport) -> [String; 4] {
+/// A message-kind cell: executed count / bytes, and the refused ones in red ("✗ n").
+fn kind_cell(c: CountBytes, color: bool) -> Cell {
+    let text = match (c.count, c.failed) {
+        (0, 0) => "-".to_string(),
+        (_, 0) => format!("{} / {}", c.count, fmt_bytes(c.bytes)),
+        _ => format!("{} / {} ✗ {}", c.count, fmt_bytes(c.bytes), c.failed),
+    };
+    let cell = right(text);
+    if color && c.failed > 0 {
+        cell.fg(Color::Red)
+    } else {
+        cell
+    }
+}
+
+fn msg_cells(f: &FlowReport, color: bool) -> [Cell; 4] {
     let m = &f.messages;
-    [m.send, m.write, m.read, m.atomic].map(|c| {
-        if c.count == 0 {
-            "-".to_string()
-        } else {
-            format!("{} / {}", c.count, fmt_bytes(c.bytes))
-        }
-    })
+    [m.send, m.write, m.read, m.atomic].map(|c| kind_cell(c, color))
 }
 
 /// The congestion table's first cells for data flow `f`: id, addresses, ECN codepoint counts,
@@ -202,7 +212,7 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
                 + f.naks.remote_op
                 + f.naks.invalid_rd
                 + f.naks.reserved;
-            let [send, write, read, atomic] = msg_cell(f);
+            let [send, write, read, atomic] = msg_cells(f, color);
             let ce = if f.ecn.ce == 0 {
                 Cell::new("0").set_alignment(CellAlignment::Right)
             } else {
@@ -217,10 +227,10 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
                 Cell::new(&f.transport),
                 right(f.packets),
                 right(fmt_bytes(f.payload_bytes)),
-                right(send),
-                right(write),
-                right(read),
-                right(atomic),
+                send,
+                write,
+                read,
+                atomic,
                 num(f.psn.gap_events, true, color),
                 num(f.psn.missing, true, color),
                 num(f.psn.retransmitted, true, color),
@@ -279,14 +289,8 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
             color,
         )?;
     }
-    let incomplete: u64 = report.flows.iter().map(|f| f.incomplete_messages).sum();
-    if incomplete > 0 {
-        problem(
-            out,
-            &format!("{incomplete} messages incomplete at the end of the capture"),
-            color,
-        )?;
-    }
+    write_outcomes(report, out, color)?;
+    write_priority(report, out, color)?;
 
     // Gap / loss events.
     let total_gaps: u64 = report.flows.iter().map(|f| f.psn.gap_events).sum();
@@ -346,6 +350,7 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
         }
         writeln!(out, "{t}")?;
     }
+    write_unexplained(report, out, color)?;
 
     // Congestion.
     title(out, "Congestion", color)?;
@@ -414,6 +419,18 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
     } else {
         writeln!(out, "{t}")?;
     }
+    for c in &report.connections {
+        for d in c.congestion.iter().filter(|d| d.cnps_with_nak > 0) {
+            problem(
+                out,
+                &format!(
+                    "flow {}: {} of {} CNPs came within one RTT of a PSN-sequence NAK (loss and congestion at once)",
+                    d.data_flow, d.cnps_with_nak, d.cnps
+                ),
+                color,
+            )?;
+        }
+    }
 
     // ICRC failures and malformed frames.
     title(out, "ICRC failures and malformed frames", color)?;
@@ -455,6 +472,144 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
     Ok(())
 }
 
+/// Request outcomes: refused and incomplete messages, QP error states, FLUSH / ATOMIC WRITE
+/// counts, responses without a captured request.
+fn write_outcomes(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    for f in &report.flows {
+        let m = &f.messages;
+        let mut other = Vec::new();
+        for (name, c) in [("FLUSH", m.flush), ("ATOMIC WRITE", m.atomic_write)] {
+            if c.count + c.failed > 0 {
+                other.push(format!("{name} {} / {}", c.count, fmt_bytes(c.bytes)));
+            }
+        }
+        if !other.is_empty() {
+            writeln!(out, "flow {}: {}", f.id, other.join(", "))?;
+        }
+        let failed: Vec<String> = [
+            ("SEND", m.send),
+            ("WRITE", m.write),
+            ("READ", m.read),
+            ("ATOMIC", m.atomic),
+            ("FLUSH", m.flush),
+            ("ATOMIC WRITE", m.atomic_write),
+        ]
+        .iter()
+        .filter(|(_, c)| c.failed > 0)
+        .map(|(n, c)| format!("{} {n}", c.failed))
+        .collect();
+        if !failed.is_empty() {
+            problem(
+                out,
+                &format!(
+                    "flow {}: refused by the responder: {}",
+                    f.id,
+                    failed.join(", ")
+                ),
+                color,
+            )?;
+        }
+        if f.responses.unmatched + f.responses.duplicate > 0 {
+            writeln!(
+                out,
+                "flow {}: {} responses to requests before the capture, {} duplicate responses",
+                f.id, f.responses.unmatched, f.responses.duplicate
+            )?;
+        }
+    }
+    for c in &report.connections {
+        let [a, b] = c.flows.map(|i| &report.flows[i]);
+        if let Some(e) = &a.qp_error {
+            let later = a.qp_error.map_or(0, |e| e.later_packets)
+                + b.qp_error.map_or(0, |e| e.later_packets);
+            problem(
+                out,
+                &format!(
+                    "conn {}: QP pair in the error state after the {} NAK in frame {} (PSN {}){}",
+                    c.id,
+                    e.status,
+                    e.frame,
+                    e.psn,
+                    if later > 0 {
+                        format!("; {later} later packets not analysed")
+                    } else {
+                        String::new()
+                    }
+                ),
+                color,
+            )?;
+        }
+    }
+    let incomplete: u64 = report.flows.iter().map(|f| f.incomplete_messages).sum();
+    if incomplete > 0 {
+        problem(
+            out,
+            &format!(
+                "{incomplete} messages incomplete (the capture ends first, no response seen, or flushed by a fatal NAK)"
+            ),
+            color,
+        )?;
+    }
+    Ok(())
+}
+
+/// "v (n), …" of a value → count map.
+fn values(m: &std::collections::BTreeMap<u8, u64>) -> String {
+    let v: Vec<String> = m.iter().map(|(k, n)| format!("{k} ({n})")).collect();
+    v.join(", ")
+}
+
+/// Priority per flow: DSCP and PCP values of data packets and of CNPs.
+fn write_priority(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    title(out, "Priority (DSCP / 802.1Q PCP)", color)?;
+    let mut t = table(color);
+    t.set_header(vec![
+        "flow",
+        "src → dst",
+        "DSCP",
+        "PCP",
+        "CNP DSCP",
+        "CNP PCP",
+    ]);
+    let dash = |s: String| if s.is_empty() { "-".to_string() } else { s };
+    for f in &report.flows {
+        let p = &f.priority;
+        t.add_row(vec![
+            right(f.id),
+            Cell::new(flow_label(f)),
+            Cell::new(dash(values(&p.dscp))),
+            Cell::new(dash(values(&p.pcp))),
+            Cell::new(dash(values(&p.cnp_dscp))),
+            Cell::new(dash(values(&p.cnp_pcp))),
+        ]);
+    }
+    writeln!(out, "{t}")
+}
+
+/// PSN-sequence NAKs that no captured gap explains.
+fn write_unexplained(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    for n in &report.unexplained_naks {
+        problem(
+            out,
+            &format!(
+                "flow {}: NAK (PSN sequence error) in frame {} for PSN {}, which the capture shows was sent: lost after the capture point or dropped by the responder",
+                n.flow, n.frame, n.psn
+            ),
+            color,
+        )?;
+    }
+    Ok(())
+}
+
+/// A gap verdict, in red when nothing explains the gap.
+fn verdict_cell(v: &str, color: bool) -> Cell {
+    if color && v == "unresolved" {
+        Cell::new(v).fg(Color::Red)
+    } else {
+        Cell::new(v)
+    }
+}
+
 fn write_gap_table(
     report: &Report,
     gaps: &[GapReport],
@@ -478,6 +633,7 @@ fn write_gap_table(
         "retx frame",
         "retx delay",
         "after",
+        "verdict",
     ]);
     for g in gaps {
         let f = &report.flows[g.flow];
@@ -513,6 +669,7 @@ fn write_gap_table(
             right(rf),
             right(rd),
             after,
+            verdict_cell(g.verdict, color),
         ]);
     }
     writeln!(out, "{t}")
@@ -548,7 +705,7 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
         "RETH va / rkey / len",
         "imm",
         "READ latency",
-        "state",
+        "status",
     ]);
     for m in msgs {
         let f = &report.flows[m.flow];
@@ -565,12 +722,18 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
         } else {
             Cell::new(reth)
         };
-        let state = match (m.complete, m.dma_len_mismatch) {
-            (false, _) => "incomplete",
-            (true, true) => "length ≠ RETH",
-            (true, false) => "ok",
+        let state = match (m.status, m.dma_len_mismatch) {
+            (MessageStatus::Ok, true) => "length ≠ RETH".to_string(),
+            (MessageStatus::Ok, false) if m.reissues > 0 => {
+                format!(
+                    "ok, re-issued {}× (frame {})",
+                    m.reissues,
+                    m.reissue_frame.unwrap_or(0)
+                )
+            }
+            (st, _) => st.name().to_string(),
         };
-        let state = if color && state != "ok" {
+        let state = if color && !state.starts_with("ok") {
             Cell::new(state).fg(Color::Red)
         } else {
             Cell::new(state)

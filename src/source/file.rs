@@ -9,6 +9,9 @@
 
 use std::fs;
 use std::path::Path;
+use std::sync::Arc;
+
+use memmap2::Mmap;
 
 use pcap::{BpfProgram, Capture, Linktype, Offline, Precision};
 
@@ -41,6 +44,50 @@ pub enum FileError {
     /// Reading stopped in the middle of the file (libpcap's message, e.g. a truncated record).
     #[error("{0}")]
     Read(String),
+}
+
+/// A record of a mapped file, located by offset ([`FileSource::next_mapped_batch`]); the
+/// fields are those of [`Record`].
+#[derive(Clone, Copy, Debug)]
+pub struct MappedRecord {
+    /// Frame number in the file, from 1.
+    pub number: u64,
+    /// Capture time, ns since the Unix epoch.
+    pub ts_ns: u64,
+    /// Capture time of the file's first frame, ns.
+    pub base_ts_ns: u64,
+    /// Bytes captured.
+    pub caplen: u32,
+    /// Bytes on the wire.
+    pub len: u32,
+    /// Offset of the captured bytes in the mapping.
+    pub start: usize,
+}
+
+impl MappedRecord {
+    /// The record's bytes in `map` (the file's [`FileSource::shared_map`]).
+    pub fn data<'m>(&self, map: &'m [u8]) -> &'m [u8] {
+        &map[self.start..self.start + self.caplen as usize]
+    }
+
+    /// As a [`Record`] borrowing `map`.
+    pub fn record<'m>(&self, map: &'m [u8]) -> Record<'m> {
+        Record {
+            number: self.number,
+            ts_ns: self.ts_ns,
+            base_ts_ns: self.base_ts_ns,
+            caplen: self.caplen,
+            len: self.len,
+            data: self.data(map),
+        }
+    }
+}
+
+/// One step of the mapped reader.
+enum MappedStep {
+    Record(super::mapped::RawRecord),
+    Done,
+    LeftMapping,
 }
 
 /// Where the records come from.
@@ -224,36 +271,10 @@ impl FileSource {
 
     /// [`FileSource::next_record`] from the mapping; on an anomaly, libpcap takes over.
     fn next_mapped(&mut self) -> Result<Option<Record<'_>>, FileError> {
-        let raw = loop {
-            let Backend::Mapped(m) = &mut self.backend else {
-                return self.next_libpcap();
-            };
-            match m.step() {
-                Step::Record(r) => {
-                    self.number += 1;
-                    self.base_ts_ns.get_or_insert(r.ts_ns);
-                    let Some(f) = &self.filter else {
-                        break r;
-                    };
-                    let data = m.bytes(&r);
-                    if f.filter(data) {
-                        break r;
-                    }
-                    if let Some(t) = &mut self.tag_miss {
-                        t.rejected(f, data, r.len);
-                    }
-                }
-                Step::End => {
-                    self.done = true;
-                    return Ok(None);
-                }
-                Step::Anomaly => {
-                    self.switch_to_libpcap()?;
-                    if self.done {
-                        return Ok(None);
-                    }
-                }
-            }
+        let raw = match self.step_mapped()? {
+            MappedStep::Record(r) => r,
+            MappedStep::Done => return Ok(None),
+            MappedStep::LeftMapping => return self.next_libpcap(),
         };
         let Backend::Mapped(m) = &self.backend else {
             unreachable!("the mapping is only left on an anomaly")
@@ -266,6 +287,82 @@ impl FileSource {
             len: raw.len,
             data: m.bytes(&raw),
         }))
+    }
+
+    /// The next record of the mapping that passes the filter (counting tag misses), the end,
+    /// or — after an anomaly — the hand-over to libpcap.
+    fn step_mapped(&mut self) -> Result<MappedStep, FileError> {
+        loop {
+            let Backend::Mapped(m) = &mut self.backend else {
+                return Ok(MappedStep::LeftMapping);
+            };
+            match m.step() {
+                Step::Record(r) => {
+                    self.number += 1;
+                    self.base_ts_ns.get_or_insert(r.ts_ns);
+                    let Some(f) = &self.filter else {
+                        return Ok(MappedStep::Record(r));
+                    };
+                    let data = m.bytes(&r);
+                    if f.filter(data) {
+                        return Ok(MappedStep::Record(r));
+                    }
+                    if let Some(t) = &mut self.tag_miss {
+                        t.rejected(f, data, r.len);
+                    }
+                }
+                Step::End => {
+                    self.done = true;
+                    return Ok(MappedStep::Done);
+                }
+                Step::Anomaly => {
+                    self.switch_to_libpcap()?;
+                    if self.done {
+                        return Ok(MappedStep::Done);
+                    }
+                    return Ok(MappedStep::LeftMapping);
+                }
+            }
+        }
+    }
+
+    /// The mapping, shared, while records are read from it (`None` for libpcap's reader):
+    /// [`MappedRecord`]s locate their bytes in it.
+    pub fn shared_map(&self) -> Option<Arc<Mmap>> {
+        match &self.backend {
+            Backend::Mapped(m) => Some(m.shared()),
+            Backend::Libpcap(_) => None,
+        }
+    }
+
+    /// Append to `out` up to `max` records located in the mapping (for reading in parallel).
+    /// `Ok(true)` while the mapping may hold more; `Ok(false)` at the end of the file or when
+    /// an anomaly handed the file to libpcap (read the rest with [`FileSource::next_record`]).
+    ///
+    /// # Errors
+    /// [`FileError`] when libpcap, taking over, fails.
+    pub fn next_mapped_batch(
+        &mut self,
+        max: usize,
+        out: &mut Vec<MappedRecord>,
+    ) -> Result<bool, FileError> {
+        for _ in 0..max {
+            if self.done {
+                return Ok(false);
+            }
+            match self.step_mapped()? {
+                MappedStep::Record(r) => out.push(MappedRecord {
+                    number: self.number,
+                    ts_ns: r.ts_ns,
+                    base_ts_ns: self.base_ts_ns.unwrap_or_default(),
+                    caplen: r.caplen,
+                    len: r.len,
+                    start: r.start,
+                }),
+                MappedStep::Done | MappedStep::LeftMapping => return Ok(false),
+            }
+        }
+        Ok(true)
     }
 
     /// [`FileSource::next_record`] through libpcap.

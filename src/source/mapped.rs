@@ -12,6 +12,7 @@
 //! in the page cache), so resident memory does not grow with the file size.
 
 use std::fs::File;
+use std::sync::Arc;
 
 use memmap2::{Mmap, UncheckedAdvice};
 use pcap_parser::pcap::{LegacyPcapBlock, PcapHeader, parse_pcap_frame, parse_pcap_frame_be};
@@ -69,7 +70,7 @@ struct Iface {
 
 /// A capture file mapped into memory and walked record by record.
 pub struct MappedFile {
-    map: Mmap,
+    map: Arc<Mmap>,
     format: Format,
     linktype: LinkType,
     ifaces: Vec<Iface>,
@@ -86,7 +87,7 @@ impl MappedFile {
     pub fn open(file: &File) -> Option<MappedFile> {
         // SAFETY: the mapping is read-only; a capture file changed by another process while it
         // is read gives wrong frames (as libpcap would), not undefined behaviour in practice.
-        let map = unsafe { Mmap::map(file) }.ok()?;
+        let map = Arc::new(unsafe { Mmap::map(file) }.ok()?);
         let _ = map.advise(memmap2::Advice::Sequential);
         let mut m = MappedFile {
             map,
@@ -145,6 +146,11 @@ impl MappedFile {
             }
         }
         Some(())
+    }
+
+    /// The whole mapping, shared: [`RawRecord::start`] and `caplen` locate a record in it.
+    pub fn shared(&self) -> Arc<Mmap> {
+        Arc::clone(&self.map)
     }
 
     /// The captured bytes of `r`.
@@ -279,9 +285,9 @@ impl MappedFile {
         let page = 4096;
         let end = self.pos / page * page;
         if end > self.released {
-            // SAFETY: the range lies inside the mapping and no record borrowed from it is alive
-            // (`next` takes `&mut self`); the pages are file-backed and read-only, so dropping
-            // them only means re-reading from the page cache if touched again.
+            // SAFETY: the range lies inside the mapping, which is file-backed, shared and never
+            // written: dropping its pages only means that a later access (a record still being
+            // decoded elsewhere, say) reads them again from the page cache.
             let _ = unsafe {
                 self.map.unchecked_advise_range(
                     UncheckedAdvice::DontNeed,

@@ -1,0 +1,472 @@
+//! Request outcomes (issue 11, points 1 and 3): each request message ends `ok`, `incomplete`
+//! or refused by the fatal NAK that answered it, and each response is matched to its request.
+//!
+//! Rules (spec/roce.md §3 and §5, from rxe's completer and responder):
+//! - SEND and WRITE are counted as executed when their last packet is accepted; an ACK at or
+//!   after their last PSN confirms them, a fatal NAK whose PSN falls inside them refuses them.
+//! - READ, CmpSwap / FetchAdd, FLUSH and ATOMIC WRITE wait for their response: READ RESPONSE
+//!   FIRST/MIDDLE/LAST/ONLY within the READ's PSN range, ATOMIC ACKNOWLEDGE at the atomic's
+//!   PSN, a zero-length READ RESPONSE ONLY at the FLUSH / ATOMIC WRITE's PSN.
+//! - A fatal NAK (codes 1–4) refuses the request containing its PSN and moves the QP pair to
+//!   the error state: requests after it are flushed (`incomplete`), later packets are counted
+//!   and not analysed (IBTA Vol 1 §9.9.2; rxe `check_ack`).
+//! - A READ request sent again from inside its range after lost responses is the same READ
+//!   re-issued (the requester's implicit NAK); the responder re-executes from that PSN and the
+//!   READ completes when its last response arrives.
+//! - A response that no captured request covers is `responses.unmatched` when its PSN lies
+//!   outside the PSNs its requester sent in the capture (the request was not captured), else
+//!   `responses.duplicate` (the answer to a duplicate request).
+
+use super::Sink;
+use super::flow::{Flow, MAX_AWAITING, MAX_OUTSTANDING};
+use super::message::{Message, MessageKind, MessageStatus};
+use super::psn::{psn_add, psn_diff, psn_distance};
+use super::report::Retransmission;
+use crate::decode::Position;
+use std::collections::VecDeque;
+
+/// A completed SEND/WRITE message waiting for the ACK or NAK that covers it.
+#[derive(Clone, Copy, Debug)]
+pub struct Awaiting {
+    /// PSN of its first packet.
+    pub first_psn: u32,
+    /// PSN of its last packet.
+    pub last_psn: u32,
+    /// Send or write.
+    pub kind: MessageKind,
+    /// Payload bytes.
+    pub bytes: u64,
+    /// Index in the kept message list, when messages are kept.
+    pub msg: Option<usize>,
+}
+
+/// Completed SEND/WRITE messages awaiting their verdict, oldest first, at most
+/// [`MAX_AWAITING`]. The newest is kept apart, so that the common exchange — a message, then
+/// the ACK that covers it — touches no queue.
+#[derive(Clone, Debug, Default)]
+pub struct AwaitQueue {
+    older: VecDeque<Awaiting>,
+    newest: Option<Awaiting>,
+}
+
+impl AwaitQueue {
+    /// Add the newest message.
+    #[inline]
+    pub fn push(&mut self, a: Awaiting) {
+        if let Some(n) = self.newest.replace(a) {
+            if self.older.len() >= MAX_AWAITING {
+                self.older.pop_front();
+            }
+            self.older.push_back(n);
+        }
+    }
+
+    /// Drop the messages `done` says are settled, oldest first, up to the first that is not.
+    #[inline]
+    pub fn settle(&mut self, done: impl Fn(&Awaiting) -> bool) {
+        while let Some(a) = self.older.front() {
+            if !done(a) {
+                return;
+            }
+            self.older.pop_front();
+        }
+        if self.newest.as_ref().is_some_and(done) {
+            self.newest = None;
+        }
+    }
+
+    /// Take every message out, oldest first.
+    pub fn take_all(&mut self) -> impl Iterator<Item = Awaiting> + use<> {
+        std::mem::take(&mut self.older)
+            .into_iter()
+            .chain(self.newest.take())
+    }
+}
+
+/// A request waiting for its response.
+#[derive(Clone, Copy, Debug)]
+pub struct Outstanding {
+    /// The request as a message (READ: the request's fields; responses fill in the rest).
+    pub msg: Message,
+    /// PSNs it reserves: `ceil(len / PMTU)` for a READ whose length and PMTU are known, 1 for
+    /// the others, `None` when unknown.
+    pub span: Option<u32>,
+    /// READ: the next response PSN the requester accepts (go-back-N).
+    pub frontier: u32,
+    /// READ: payload bytes of a FIRST/MIDDLE response (the PMTU in use).
+    pub seg: Option<u32>,
+    /// READ: responses accepted and their payload bytes.
+    pub accepted: (u32, u64),
+    /// READ: (frame, ts) of the first response.
+    pub first_resp: Option<(u64, u64)>,
+    /// READ: the LAST/ONLY response seen after a hole the capture shows: (PSN, payload bytes,
+    /// frame, ts). The responder executed the READ even if the requester must re-issue it.
+    pub end_after_hole: Option<(u32, u32, u64, u64)>,
+    /// READ: index of the stored story of a response gap inside this READ.
+    pub gap: Option<usize>,
+}
+
+/// The fatal NAK that put a QP pair in the error state.
+#[derive(Clone, Copy, Debug)]
+pub struct QpError {
+    /// Frame of the NAK.
+    pub frame: u64,
+    /// Its PSN.
+    pub psn: u32,
+    /// The status it gave the refused request.
+    pub status: MessageStatus,
+}
+
+/// One response packet, as the matching needs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Response {
+    /// BTH PSN.
+    pub psn: u32,
+    /// Position (READ responses); `Only` for an ATOMIC ACKNOWLEDGE.
+    pub pos: Position,
+    /// ATOMIC ACKNOWLEDGE rather than a READ response.
+    pub atomic_ack: bool,
+    /// Payload bytes from the length fields.
+    pub payload: u32,
+    /// Frame number.
+    pub frame: u64,
+    /// Capture time, ns.
+    pub ts: u64,
+    /// Stored gap story this packet revealed in the response PSN space.
+    pub gap: Option<usize>,
+}
+
+/// Count message `m` with `status` in flow `f` and keep a copy when messages are kept (no
+/// copy otherwise: this runs once per message).
+fn emit(f: &mut Flow, sink: &mut Sink, m: &Message, status: MessageStatus) -> Option<usize> {
+    if status == MessageStatus::Ok && m.complete && m.dma_len_mismatch {
+        f.dma_len_mismatches += 1;
+    }
+    f.count_message(m.kind, m.bytes, status);
+    if !sink.keep_messages {
+        return None;
+    }
+    let mut m = *m;
+    m.status = status;
+    sink.message(m)
+}
+
+/// SEND or WRITE message `m` completed in requester flow `f`: executed unless a NAK refuses it.
+/// `kept` is the message itself when messages are kept.
+pub(super) fn send_write_done(
+    f: &mut Flow,
+    sink: &mut Sink,
+    m: Awaiting,
+    mismatch: bool,
+    kept: Option<&Message>,
+    reliable: bool,
+) {
+    f.dma_len_mismatches += u64::from(mismatch);
+    f.count_message(m.kind, m.bytes, MessageStatus::Ok);
+    let msg = kept.and_then(|k| sink.message(*k));
+    if reliable {
+        f.awaiting.push(Awaiting { msg, ..m });
+    }
+}
+
+/// Request `m` (READ, atomic, FLUSH, ATOMIC WRITE) accepted in requester flow `f`: wait for
+/// its response. The oldest waiting request is given up (`incomplete`) past
+/// [`MAX_OUTSTANDING`].
+pub(super) fn expect_response(f: &mut Flow, sink: &mut Sink, m: Message, span: Option<u32>) {
+    if f.outstanding.len() >= MAX_OUTSTANDING
+        && let Some(o) = f.outstanding.pop_front()
+    {
+        emit(f, sink, &o.msg, MessageStatus::Incomplete);
+    }
+    f.outstanding.push_back(Outstanding {
+        msg: m,
+        span,
+        frontier: m.first_psn,
+        seg: None,
+        accepted: (0, 0),
+        first_resp: None,
+        end_after_hole: None,
+        gap: None,
+    });
+}
+
+/// The outstanding request of `g` whose PSN range covers `psn` (requests are kept in PSN
+/// order; a READ of unknown span covers PSNs up to the next request).
+fn covering(g: &Flow, psn: u32) -> Option<usize> {
+    for (k, o) in g.outstanding.iter().enumerate() {
+        let d = psn_diff(psn, o.msg.first_psn);
+        if d < 0 {
+            return None;
+        }
+        let inside = match o.span {
+            Some(s) => (d as u32) < s,
+            None => g
+                .outstanding
+                .get(k + 1)
+                .is_none_or(|n| psn_diff(psn, n.msg.first_psn) < 0),
+        };
+        if inside {
+            return Some(k);
+        }
+    }
+    None
+}
+
+/// A response in responder flow `f` whose request no outstanding entry holds.
+fn unmatched(f: &mut Flow, g: Option<&Flow>, psn: u32) {
+    // Inside the PSNs the requester sent in the capture: an answer to a duplicate request.
+    // Elsewhere: its request is not in the capture.
+    let sent = g.is_some_and(|g| {
+        g.req_psn
+            .first
+            .is_some_and(|first| psn_diff(psn, first) >= 0 && psn_diff(psn, g.req_psn.expected) < 0)
+    });
+    if !sent {
+        f.responses_unmatched += 1;
+    } else {
+        f.responses_duplicate += 1;
+    }
+}
+
+/// A response packet in responder flow `f` (index `fi`) for requester flow `g` (`None` when
+/// the flow is not paired).
+pub(super) fn response(
+    f: &mut Flow,
+    fi: usize,
+    g: Option<&mut Flow>,
+    sink: &mut Sink,
+    r: &Response,
+) {
+    let Some(g) = g else {
+        unmatched(f, None, r.psn);
+        return;
+    };
+    let Some(k) = covering(g, r.psn) else {
+        unmatched(f, Some(g), r.psn);
+        return;
+    };
+    let kind = g.outstanding[k].msg.kind;
+    match (kind, r.atomic_ack) {
+        (MessageKind::Read, false) => read_response(f, fi, g, k, sink, r),
+        (MessageKind::Atomic, true) => {
+            if let Some(o) = g.outstanding.remove(k) {
+                emit(g, sink, &o.msg, MessageStatus::Ok);
+            }
+        }
+        (MessageKind::Flush | MessageKind::AtomicWrite, false) if r.pos == Position::Only => {
+            if let Some(o) = g.outstanding.remove(k) {
+                emit(g, sink, &o.msg, MessageStatus::Ok);
+            }
+        }
+        _ => f.responses_duplicate += 1,
+    }
+}
+
+/// The READ message of outstanding `o`, carried by flow `resp_flow`; `end` is its last
+/// response (PSN, payload, frame, ts) when it completed.
+fn read_message(o: &Outstanding, resp_flow: usize, end: Option<(u32, u32, u64, u64)>) -> Message {
+    let mut m = o.msg;
+    m.flow = resp_flow;
+    m.packets = o.accepted.0;
+    m.bytes = o.accepted.1;
+    if let Some((frame, ts)) = o.first_resp {
+        m.first_frame = frame;
+        m.last_frame = frame;
+        m.start_ts_ns = ts;
+        m.end_ts_ns = ts;
+    }
+    if let Some((psn, last_len, frame, ts)) = end {
+        // Every response but the last carries one PMTU: the bytes the responder executed
+        // follow from the PSNs even when the capture missed some responses.
+        let n = psn_distance(psn, m.first_psn);
+        m.last_psn = psn;
+        m.last_frame = frame;
+        m.end_ts_ns = ts;
+        m.packets = n + 1;
+        m.bytes = match (n, o.seg) {
+            (0, _) => u64::from(last_len),
+            (_, Some(s)) => u64::from(n) * u64::from(s) + u64::from(last_len),
+            _ => o.accepted.1,
+        };
+        m.complete = true;
+        m.read_latency_ns = m.request_ts_ns.map(|t| ts.saturating_sub(t));
+        m.dma_len_mismatch = m.reth.is_some_and(|r| u64::from(r.dma_len) != m.bytes);
+    }
+    m.duration_ns = m.end_ts_ns.saturating_sub(m.start_ts_ns);
+    m
+}
+
+/// A READ response for outstanding READ `k` of requester flow `g`.
+fn read_response(f: &mut Flow, fi: usize, g: &mut Flow, k: usize, sink: &mut Sink, r: &Response) {
+    let o = &mut g.outstanding[k];
+    if o.gap.is_none() {
+        o.gap = r.gap;
+    }
+    o.first_resp.get_or_insert((r.frame, r.ts));
+    if matches!(r.pos, Position::First | Position::Middle) {
+        o.seg = Some(r.payload);
+    }
+    let last = matches!(r.pos, Position::Last | Position::Only);
+    let mut d = psn_diff(r.psn, o.frontier);
+    if d < 0 && matches!(r.pos, Position::First | Position::Only) {
+        // The responder re-executes from a re-issued READ's PSN.
+        o.frontier = r.psn;
+        d = 0;
+    }
+    if d < 0 {
+        f.responses_duplicate += 1;
+        return;
+    }
+    if d > 0 {
+        // After a hole: the requester discards it (go-back-N), but the responder executed.
+        if last {
+            o.end_after_hole = Some((r.psn, r.payload, r.frame, r.ts));
+            if let Some(story) = o.gap.and_then(|i| sink.gaps.get_mut(i)) {
+                story.ack_frame.get_or_insert(r.frame);
+            }
+        }
+        return;
+    }
+    o.accepted.0 += 1;
+    o.accepted.1 += u64::from(r.payload);
+    o.frontier = psn_add(r.psn, 1);
+    if last && let Some(o) = g.outstanding.remove(k) {
+        let m = read_message(&o, fi, Some((r.psn, r.payload, r.frame, r.ts)));
+        emit(f, sink, &m, MessageStatus::Ok);
+    }
+}
+
+/// A READ request of requester flow `g` behind the expected PSN: when it lies inside an
+/// outstanding READ, that READ was re-issued after lost responses. Returns whether it was.
+pub(super) fn reissue(g: &mut Flow, sink: &mut Sink, psn: u32, frame: u64, ts: u64) -> bool {
+    let Some(k) = covering(g, psn) else {
+        return false;
+    };
+    let o = &mut g.outstanding[k];
+    if o.msg.kind != MessageKind::Read {
+        return false;
+    }
+    o.msg.reissues += 1;
+    o.msg.reissue_frame.get_or_insert(frame);
+    if let Some(story) = o.gap.and_then(|i| sink.gaps.get_mut(i))
+        && story.retransmission.is_none()
+    {
+        story.retransmission = Some(Retransmission {
+            frame,
+            ts_ns: ts,
+            delay_ns: ts.saturating_sub(story.ts_ns),
+            trigger: "read_reissue",
+        });
+    }
+    true
+}
+
+/// An ACK (or a PSN-sequence NAK, `inclusive` false) at `psn` confirms the SEND/WRITE messages
+/// of `g` that end at (before) it.
+pub(super) fn acked(g: &mut Flow, psn: u32, inclusive: bool) {
+    g.awaiting.settle(|a| {
+        let d = psn_diff(psn, a.last_psn);
+        d > 0 || (inclusive && d == 0)
+    });
+}
+
+/// Resolve outstanding request `o` of requester `g`, whose responses flow `f` (index `fi`)
+/// carries, with `status` (`None`: as at the end of the capture).
+fn settle(
+    f: &mut Flow,
+    fi: usize,
+    g: &mut Flow,
+    sink: &mut Sink,
+    o: &Outstanding,
+    status: Option<MessageStatus>,
+) {
+    let done = status.is_none() && o.end_after_hole.is_some();
+    let st = status.unwrap_or(if done {
+        MessageStatus::Ok
+    } else {
+        MessageStatus::Incomplete
+    });
+    if o.msg.kind == MessageKind::Read {
+        let end = if done { o.end_after_hole } else { None };
+        emit(f, sink, &read_message(o, fi, end), st);
+    } else {
+        emit(g, sink, &o.msg, st);
+    }
+}
+
+/// The end of the capture: requests of `g` still waiting for a response are `incomplete` (a
+/// READ whose last response was seen after a hole is `ok`: the responder executed it). READs
+/// are counted in `f` (index `fi`), the responder's flow, or in `g` when it has none.
+pub(super) fn finish(f: &mut Flow, fi: usize, g: &mut Flow, sink: &mut Sink) {
+    for o in std::mem::take(&mut g.outstanding) {
+        settle(f, fi, g, sink, &o, None);
+    }
+}
+
+/// [`finish`] for a flow without a peer.
+pub(super) fn finish_alone(g: &mut Flow, gi: usize, sink: &mut Sink) {
+    for o in std::mem::take(&mut g.outstanding) {
+        let st = if o.msg.kind == MessageKind::Read && o.end_after_hole.is_some() {
+            MessageStatus::Ok
+        } else {
+            MessageStatus::Incomplete
+        };
+        if o.msg.kind == MessageKind::Read {
+            let end = o.end_after_hole.filter(|_| st == MessageStatus::Ok);
+            emit(g, sink, &read_message(&o, gi, end), st);
+        } else {
+            emit(g, sink, &o.msg, st);
+        }
+    }
+}
+
+/// A fatal NAK at `psn` in responder flow `f` (index `fi`) for requester flow `g`: refuse the
+/// request containing `psn`, settle the others, and put the QP pair in the error state.
+pub(super) fn fatal_nak(f: &mut Flow, fi: usize, g: &mut Flow, sink: &mut Sink, err: QpError) {
+    let psn = err.psn;
+    let mut hit = refuse_awaiting(g, sink, err);
+    for o in std::mem::take(&mut g.outstanding) {
+        let d = psn_diff(psn, o.msg.first_psn);
+        let inside = d >= 0 && o.span.is_none_or(|s| (d as u32) < s);
+        if inside && !hit {
+            hit = true;
+            settle(f, fi, g, sink, &o, Some(err.status));
+        } else if d >= 0 {
+            // Before the NAK: finished as far as the capture shows.
+            settle(f, fi, g, sink, &o, None);
+        } else {
+            settle(f, fi, g, sink, &o, Some(MessageStatus::Incomplete));
+        }
+    }
+    if !hit
+        && g.req_asm
+            .open
+            .is_some_and(|m| !m.complete && psn_diff(psn, m.first_psn) >= 0)
+        && let Some(m) = g.req_asm.open.take()
+    {
+        emit(g, sink, &m, err.status);
+    }
+    g.error = Some(err);
+    f.error = Some(err);
+}
+
+/// The SEND/WRITE messages of `g` awaiting a verdict when fatal NAK `err` arrives: the one
+/// containing its PSN is refused, later ones are flushed. Returns whether one was refused.
+fn refuse_awaiting(g: &mut Flow, sink: &mut Sink, err: QpError) -> bool {
+    let mut hit = false;
+    for a in g.awaiting.take_all() {
+        if psn_diff(err.psn, a.last_psn) > 0 {
+            continue;
+        }
+        let status = if !hit && psn_diff(err.psn, a.first_psn) >= 0 {
+            hit = true;
+            err.status
+        } else {
+            MessageStatus::Incomplete
+        };
+        g.uncount_ok(a.kind, a.bytes);
+        g.count_message(a.kind, 0, status);
+        sink.set_status(a.msg, status);
+    }
+    hit
+}

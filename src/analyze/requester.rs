@@ -1,0 +1,257 @@
+//! The requester's side of a connection (issue 3 points 2–4, issue 11 points 1 and 3): PSN
+//! tracking of the requests a flow sends, gap stories and retransmission episodes, ACK timing,
+//! and message assembly with each message handed to [`outcome`](super::outcome).
+//!
+//! Every function works on one flow and the shared [`Sink`]; nothing here looks at other
+//! flows, so the rules hold per connection however the flows are stored.
+
+use super::Sink;
+use super::flow::{Flow, MAX_OPEN_GAPS, MAX_PENDING_ACKS, MAX_UNITS, OpenGap};
+use super::message::{Accept, FethInfo, MessageKind, Piece};
+use super::outcome::{self, Awaiting};
+use super::psn::{PsnVerdict, psn_add, psn_diff, read_psn_span};
+use super::report::{GapReport, Retransmission};
+use crate::decode::{Bth, Operation, RocePacket, Transport};
+
+/// One request packet and what the rules need beside it.
+pub(super) struct Req<'p, 'a> {
+    /// Index of the flow.
+    pub flow: usize,
+    /// Frame number.
+    pub frame: u64,
+    /// Capture time, ns.
+    pub ts: u64,
+    /// The packet.
+    pub p: &'p RocePacket<'a>,
+    /// Its BTH.
+    pub bth: Bth,
+    /// Its operation.
+    pub op: Operation,
+    /// Path MTU for READ reservations, when known.
+    pub pmtu: Option<u32>,
+}
+
+/// Whether `t` acknowledges requests (and so retransmits them).
+pub(super) fn reliable(t: Transport) -> bool {
+    matches!(t, Transport::Rc | Transport::Xrc | Transport::Rd)
+}
+
+/// The message kind a request operation starts; `None` for RESYNC (PSNs only).
+fn kind_of(op: Operation) -> Option<MessageKind> {
+    if op.is_send() {
+        Some(MessageKind::Send)
+    } else if op.is_write() {
+        Some(MessageKind::Write)
+    } else {
+        match op {
+            Operation::ReadRequest => Some(MessageKind::Read),
+            Operation::CompareSwap | Operation::FetchAdd => Some(MessageKind::Atomic),
+            Operation::Flush => Some(MessageKind::Flush),
+            Operation::AtomicWrite => Some(MessageKind::AtomicWrite),
+            _ => None,
+        }
+    }
+}
+
+/// PSNs the request consumes and the extra tolerance after it: a READ reserves
+/// `ceil(len / PMTU)` PSNs; with the PMTU unknown, 1 for sure and up to `ceil(len / 256)`.
+fn reservation(f: &mut Flow, r: &Req<'_, '_>) -> (u32, u32) {
+    if r.op != Operation::ReadRequest {
+        return (1, 0);
+    }
+    match (r.p.ext.reth, r.pmtu) {
+        (Some(x), Some(m)) => (read_psn_span(x.dma_len, m), 0),
+        (Some(x), None) => {
+            let most = read_psn_span(x.dma_len, 256);
+            if most > 1 {
+                f.reads_without_pmtu += 1;
+            }
+            (1, most - 1)
+        }
+        (None, _) => (1, 0),
+    }
+}
+
+/// Account one request packet of flow `f` (reliable or UC: PSN-tracked).
+pub(super) fn request(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>) {
+    let (advance, slack) = reservation(f, r);
+    let verdict = f.req_psn.observe(r.bth.psn, advance, slack, false);
+    let prev_ts = f.last_req_ts.unwrap_or(r.ts);
+    match verdict {
+        PsnVerdict::Ahead { expected, missing } => gap(f, sink, r, expected, missing),
+        PsnVerdict::Behind { .. } => behind(f, sink, r, prev_ts, advance),
+        _ => f.retx_psn = None,
+    }
+    let behind = matches!(verdict, PsnVerdict::Behind { .. });
+    if r.bth.ack_req && !behind {
+        if f.pending_acks.len() >= MAX_PENDING_ACKS {
+            f.pending_acks.pop_front();
+        }
+        f.pending_acks.push_back((r.bth.psn, r.ts));
+    }
+    f.last_req_ts = Some(r.ts);
+    let known_span =
+        (r.p.ext.reth.is_some() && (slack == 0 || r.pmtu.is_some())).then_some(advance);
+    assemble(f, sink, r, advance, slack, known_span);
+}
+
+/// A gap: store its story and open it for the NAK and retransmission that may follow.
+fn gap(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>, expected: u32, missing: u32) {
+    let idx = sink.gap(GapReport {
+        flow: r.flow,
+        frame: r.frame,
+        ts_ns: r.ts,
+        space: "request",
+        expected_psn: expected,
+        received_psn: r.bth.psn,
+        missing,
+        nak: None,
+        retransmission: None,
+        ack_frame: None,
+        verdict: "unresolved",
+    });
+    if f.open_gaps.len() >= MAX_OPEN_GAPS {
+        f.open_gaps.pop_front();
+    }
+    f.open_gaps.push_back(OpenGap {
+        idx,
+        ts: r.ts,
+        expected,
+        nak_ts: None,
+        last_missing: psn_add(expected, missing.saturating_sub(1)),
+    });
+    f.retx_psn = None;
+}
+
+/// A request behind the expected PSN: a READ re-issue, or a retransmission whose episode is
+/// classified by what came before it (PSN-sequence NAK, RNR NAK, else a timeout).
+fn behind(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>, prev_ts: u64, advance: u32) {
+    let psn = r.bth.psn;
+    let ts = r.ts;
+    let reissue = r.op == Operation::ReadRequest && outcome::reissue(f, sink, psn, r.frame, ts);
+    if reissue {
+        f.read_reissues += 1;
+    } else if reliable(r.bth.opcode.transport()) && f.retx_psn != Some(psn) {
+        // Retransmission causes exist only on reliable transports; UC packets behind the
+        // expected PSN are counted as retransmitted but not classified.
+        if let Some(n) = f.last_nak.filter(|n| n.psn == psn) {
+            f.nak_retransmissions += 1;
+            f.retx_delay.add(ts.saturating_sub(n.ts));
+            f.last_nak = None;
+        } else if let Some(n) = f.last_rnr.filter(|n| n.psn == psn) {
+            f.rnr_retransmissions += 1;
+            f.rnr_delay.add(ts.saturating_sub(n.ts));
+            f.last_rnr = None;
+        } else {
+            f.timeouts += 1;
+            f.timeout_delay.add(ts.saturating_sub(prev_ts));
+        }
+    }
+    if reissue || f.retx_psn != Some(psn) {
+        // Karn: no RTT samples for PSNs sent again.
+        f.pending_acks.retain(|&(q, _)| psn_diff(q, psn) < 0);
+    }
+    if let Some(k) = f.open_gaps.iter().position(|g| g.expected == psn)
+        && let Some(og) = f.open_gaps.remove(k)
+    {
+        let (from, trigger) = match og.nak_ts {
+            Some(n) => (n, "nak"),
+            None => (prev_ts, "timeout"),
+        };
+        if let Some(story) = og.idx.and_then(|k| sink.gaps.get_mut(k)) {
+            story.retransmission = Some(Retransmission {
+                frame: r.frame,
+                ts_ns: ts,
+                delay_ns: ts.saturating_sub(from),
+                trigger,
+            });
+        }
+    }
+    f.retx_psn = Some(psn_add(psn, advance));
+}
+
+/// A UD request: every packet is a whole message (its PSNs are the sender's, see `ud`).
+pub(super) fn assemble_ud(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>) {
+    assemble(f, sink, r, 1, 0, None);
+}
+
+/// One request unit as the responder's MSN counts it (the last PSN of a SEND/WRITE, the PSN of
+/// a READ request or atomic), for the MSN cross-check.
+fn unit(f: &mut Flow, psn: u32) {
+    if f.unit_psns.len() >= MAX_UNITS {
+        f.unit_psns.pop_front();
+    }
+    f.unit_psns.push_back(psn);
+}
+
+/// Message assembly under go-back-N; a completed message goes to [`outcome`].
+fn assemble(
+    f: &mut Flow,
+    sink: &mut Sink,
+    r: &Req<'_, '_>,
+    advance: u32,
+    slack: u32,
+    span: Option<u32>,
+) {
+    let kind = kind_of(r.op);
+    let p = r.p;
+    let piece = Piece {
+        transport: r.bth.opcode.transport(),
+        kind: kind.unwrap_or(MessageKind::Read),
+        position: r.op.position(),
+        psn: r.bth.psn,
+        advance,
+        slack,
+        frame: r.frame,
+        ts: r.ts,
+        bytes: p.payload_len,
+        imm: p.ext.imm,
+        reth: p.ext.reth,
+        immediate: r.op.has_immediate(),
+    };
+    if f.req_asm.offer(&piece, r.flow) != Accept::Completed {
+        return;
+    }
+    let Some(m) = f.req_asm.finished() else {
+        return;
+    };
+    let first_psn = m.first_psn;
+    let transport = r.bth.opcode.transport();
+    if matches!(kind, Some(MessageKind::Send | MessageKind::Write)) {
+        let done = Awaiting {
+            first_psn,
+            last_psn: m.last_psn,
+            kind: m.kind,
+            bytes: m.bytes,
+            msg: None,
+        };
+        let mismatch = m.complete && m.dma_len_mismatch;
+        let kept = sink.keep_messages.then_some(*m);
+        unit(f, r.bth.psn);
+        outcome::send_write_done(f, sink, done, mismatch, kept.as_ref(), reliable(transport));
+        return;
+    }
+    let mut m = *m;
+    unit(f, first_psn);
+    match kind {
+        None | Some(MessageKind::Send | MessageKind::Write) => {}
+        Some(MessageKind::Read) => {
+            m.bytes = 0;
+            m.packets = 0;
+            m.dma_len_mismatch = false;
+            m.complete = false;
+            m.request_frame = Some(r.frame);
+            m.request_ts_ns = Some(r.ts);
+            outcome::expect_response(f, sink, m, span);
+        }
+        Some(k) => {
+            if k == MessageKind::Flush {
+                m.feth = p.ext.feth.map(|x| FethInfo {
+                    selectivity: x.sel,
+                    placement_type: x.plt,
+                });
+            }
+            outcome::expect_response(f, sink, m, Some(1));
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! Cross-connection work: the flow table and its limit (`AnalyzeConfig::max_flows`), with the
+//! count of distinct flows dropped past it.
+
+use super::Analyzer;
+use super::flow::{Flow, FlowKey, PairedBy};
+
+/// Most dropped flow keys remembered for `frames.flows_dropped` (about 1.2 MB at most).
+pub(super) const MAX_DROPPED_KEYS: usize = 65_536;
+
+/// A 64-bit SipHash digest of a flow key: distinct keys collide with probability ~2^-64 per
+/// pair, negligible against the 65 536 remembered.
+fn key_digest(key: &FlowKey) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h =
+        std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+            .build_hasher();
+    key.src.hash(&mut h);
+    key.dst.hash(&mut h);
+    key.dest_qp.hash(&mut h);
+    key.session.hash(&mut h);
+    h.finish()
+}
+
+impl Analyzer {
+    /// The index of `key`'s flow, created when new; `None` (counted as untracked) when the
+    /// table is full.
+    pub(super) fn flow_index(&mut self, key: FlowKey, ts: u64, frame: u64) -> Option<usize> {
+        // Before hashing, the flows likely to come next: the previous packet's flow, its peer
+        // (a request, then its ACK or response), and the flow that followed it last time
+        // (round-robin over QPs). A compare instead of a hash and probe for most packets.
+        if let Some(l) = self.last_flow.map(|l| l as usize) {
+            let f = &self.flows[l];
+            for c in [Some(l as u32), f.peer, f.next_hint].into_iter().flatten() {
+                if self.flows[c as usize].key == key {
+                    self.last_flow = Some(c);
+                    return Some(c as usize);
+                }
+            }
+        }
+        if let Some(&i) = self.index.get(&key) {
+            self.hint(i);
+            return Some(i as usize);
+        }
+        if self.flows.len() >= self.cfg.max_flows {
+            self.frames.untracked += 1;
+            let d = key_digest(&key);
+            if self.dropped.len() < MAX_DROPPED_KEYS {
+                if self.dropped.insert(d) {
+                    self.frames.flows_dropped += 1;
+                }
+            } else if !self.dropped.contains(&d) {
+                // Cannot tell a new flow from one already dropped past the cap.
+                self.frames.flows_dropped_exact = false;
+            }
+            return None;
+        }
+        let i = self.new_flow(key, ts, frame);
+        self.hint(i as u32);
+        Some(i)
+    }
+
+    fn new_flow(&mut self, key: FlowKey, ts: u64, frame: u64) -> usize {
+        let i = self.flows.len();
+        self.flows.push(Flow::new(key, ts, frame));
+        self.index.insert(key, i as u32);
+        self.hosts
+            .entry((key.src, key.dst))
+            .or_default()
+            .push(i as u32);
+        self.unpaired
+            .entry((key.src, key.dst))
+            .or_default()
+            .all
+            .insert(i);
+        if let Some(peer) = self.cm_pairs.get(&key)
+            && let Some(&j) = self.index.get(peer)
+            && self.flows[j as usize].peer.is_none()
+        {
+            self.pair(i, j as usize, PairedBy::Cm);
+        }
+        i
+    }
+
+    /// Flow `i` follows the previous packet's flow: remember it there as the next guess.
+    fn hint(&mut self, i: u32) {
+        if let Some(l) = self.last_flow {
+            self.flows[l as usize].next_hint = Some(i);
+        }
+        self.last_flow = Some(i);
+    }
+}

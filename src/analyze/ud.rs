@@ -1,0 +1,73 @@
+//! UD senders' PSNs (issue 11, point 7).
+//!
+//! A UD QP numbers its packets in one PSN sequence across all its destinations (the PSN is
+//! a send-queue counter, rxe `qp->req.psn`), so a flow keyed by destination sees jumps wherever the
+//! sender talked to another host. The sequence is tracked per sending QP — source address and
+//! DETH source QP — instead: a jump is PSNs not seen in this capture (they may have gone to
+//! hosts outside it; UD never retransmits), a repeated PSN is a duplicate. QP0 (subnet
+//! management: directed-route SMPs from different managers all use the permissive LID on QP0)
+//! is not tracked at all.
+
+use super::Sink;
+use super::flow::Flow;
+use super::fxhash::FxBuild;
+use super::psn::{PSN_HALF, psn_add, psn_distance};
+use super::report::GapReport;
+use crate::decode::Address;
+use std::collections::HashMap;
+
+/// Next expected PSN of each UD sender, bounded to `cap` senders.
+#[derive(Debug, Default)]
+pub struct UdSenders {
+    next: HashMap<(Address, u32), u32, FxBuild>,
+}
+
+impl UdSenders {
+    /// Account one UD packet with `psn` from `src` whose DETH names source QP `src_qp`, seen in
+    /// flow `f` (index `fi`); at most `cap` senders are tracked.
+    #[allow(clippy::too_many_arguments)]
+    pub fn packet(
+        &mut self,
+        f: &mut Flow,
+        fi: usize,
+        sink: &mut Sink,
+        (src, src_qp): (Address, u32),
+        psn: u32,
+        (frame, ts): (u64, u64),
+        cap: usize,
+    ) {
+        f.req_psn.packets += 1;
+        f.req_psn.first.get_or_insert(psn);
+        f.req_psn.last = psn;
+        let key = (src, src_qp);
+        let Some(next) = self.next.get_mut(&key) else {
+            if self.next.len() < cap {
+                self.next.insert(key, psn_add(psn, 1));
+            }
+            return;
+        };
+        let d = psn_distance(psn, *next);
+        if d == 0 {
+            *next = psn_add(psn, 1);
+        } else if d < PSN_HALF {
+            f.ud_unseen.0 += 1;
+            f.ud_unseen.1 += u64::from(d);
+            sink.gap(GapReport {
+                flow: fi,
+                frame,
+                ts_ns: ts,
+                space: "ud",
+                expected_psn: *next,
+                received_psn: psn,
+                missing: d,
+                nak: None,
+                retransmission: None,
+                ack_frame: None,
+                verdict: "ud_unseen",
+            });
+            *next = psn_add(psn, 1);
+        } else {
+            f.ud_duplicates += 1;
+        }
+    }
+}
