@@ -19,6 +19,9 @@ _roce__inspect() {
             roce__inspect,capture)
                 cmd="roce__inspect__subcmd__capture"
                 ;;
+            roce__inspect,correlate)
+                cmd="roce__inspect__subcmd__correlate"
+                ;;
             roce__inspect,generate)
                 cmd="roce__inspect__subcmd__generate"
                 ;;
@@ -39,6 +42,9 @@ _roce__inspect() {
                 ;;
             roce__inspect__subcmd__help,capture)
                 cmd="roce__inspect__subcmd__help__subcmd__capture"
+                ;;
+            roce__inspect__subcmd__help,correlate)
+                cmd="roce__inspect__subcmd__help__subcmd__correlate"
                 ;;
             roce__inspect__subcmd__help,generate)
                 cmd="roce__inspect__subcmd__help__subcmd__generate"
@@ -62,7 +68,7 @@ _roce__inspect() {
 
     case "${cmd}" in
         roce__inspect)
-            opts="-h -V --help --version read capture generate list interfaces plot help"
+            opts="-h -V --help --version read capture generate correlate list interfaces plot help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -161,6 +167,40 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        roce__inspect__subcmd__correlate)
+            opts="-f -h --filter --roce-port --window --json --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --filter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --roce-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         roce__inspect__subcmd__generate)
             opts="-h --listen --peer --oob-port --device --ib-port --gid-index --gpu --size --imm --iters --duration --tx-depth --qps --tclass --mtu --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -228,7 +268,7 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__help)
-            opts="read capture generate list plot help"
+            opts="read capture generate correlate list plot help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -242,6 +282,20 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__help__subcmd__capture)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        roce__inspect__subcmd__help__subcmd__correlate)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

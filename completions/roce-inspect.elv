@@ -25,6 +25,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand read 'Decode a pcap or pcapng capture file (`-` reads standard input)'
             cand capture 'Capture live from a network interface and decode RoCE packets as they arrive'
             cand generate 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw'
+            cand correlate 'Match one job''s packets across several captures (one per host or mirror): loss located to a link, capture clocks aligned, one-way delay per link and direction'
             cand list 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
             cand interfaces 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
             cand plot 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
@@ -118,6 +119,16 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'roce-inspect;correlate'= {
+            cand -f 'libpcap BPF filter expression applied to every file, e.g. `-f ''host 10.0.0.1''`'
+            cand --filter 'libpcap BPF filter expression applied to every file, e.g. `-f ''host 10.0.0.1''`'
+            cand --roce-port 'Also decode UDP destination port N as RoCEv2 (repeatable)'
+            cand --window 'Seconds a packet copy waits for its copy at the link''s other end (fractions allowed); copies unmatched after it are lost or missed. Bounds memory'
+            cand --color 'Colour: auto (terminal and NO_COLOR unset), always, never'
+            cand --json 'Print one JSON document instead of tables'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'roce-inspect;list'= {
             cand -h 'Print help'
             cand --help 'Print help'
@@ -147,6 +158,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand read 'Decode a pcap or pcapng capture file (`-` reads standard input)'
             cand capture 'Capture live from a network interface and decode RoCE packets as they arrive'
             cand generate 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw'
+            cand correlate 'Match one job''s packets across several captures (one per host or mirror): loss located to a link, capture clocks aligned, one-way delay per link and direction'
             cand list 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
             cand plot 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -156,6 +168,8 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
         &'roce-inspect;help;capture'= {
         }
         &'roce-inspect;help;generate'= {
+        }
+        &'roce-inspect;help;correlate'= {
         }
         &'roce-inspect;help;list'= {
         }

@@ -29,6 +29,7 @@ complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -s V -l version 
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "capture" -d 'Capture live from a network interface and decode RoCE packets as they arrive'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "generate" -d 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest\'s ib_write_bw'
+complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "correlate" -d 'Match one job\'s packets across several captures (one per host or mirror): loss located to a link, capture clocks aligned, one-way delay per link and direction'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "interfaces" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "plot" -d 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
@@ -107,6 +108,14 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l l
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l imm -d 'Send RDMA WRITE WITH IMMEDIATE instead of RDMA WRITE (client); the server posts receives and counts the immediates'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l json -d 'Print the QP lines and the results as one JSON document instead of text and a table'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand correlate" -s f -l filter -d 'libpcap BPF filter expression applied to every file, e.g. `-f \'host 10.0.0.1\'`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand correlate" -l roce-port -d 'Also decode UDP destination port N as RoCEv2 (repeatable)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand correlate" -l window -d 'Seconds a packet copy waits for its copy at the link\'s other end (fractions allowed); copies unmatched after it are lost or missed. Bounds memory' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand correlate" -l color -d 'Colour: auto (terminal and NO_COLOR unset), always, never' -r -f -a "auto\t'Colour when stdout is a terminal and NO_COLOR is unset or empty'
+always\t'Always colour (overrides NO_COLOR)'
+never\t'Never colour'"
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand correlate" -l json -d 'Print one JSON document instead of tables'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand correlate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand list" -s h -l help -d 'Print help'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand interfaces" -s h -l help -d 'Print help'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l kind -d 'What to draw: psn (PSN against time, tcptrace style), rate (throughput and congestion), latency (ACK RTT and READ latency CDFs), messages (message time lines)' -r -f -a "psn\t'PSN (unwrapped) against time per flow, with retransmissions, gaps, NAKs, ACKs, CE, CNPs'
@@ -124,9 +133,10 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l width
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l mtu -d 'Path MTU in bytes for READ PSN reservation, as for `read --mtu`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l roce-port -d 'Also decode UDP destination port N as RoCEv2 (repeatable)' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list plot help" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list plot help" -f -a "capture" -d 'Capture live from a network interface and decode RoCE packets as they arrive'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list plot help" -f -a "generate" -d 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest\'s ib_write_bw'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list plot help" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list plot help" -f -a "plot" -d 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate list plot help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate list plot help" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate list plot help" -f -a "capture" -d 'Capture live from a network interface and decode RoCE packets as they arrive'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate list plot help" -f -a "generate" -d 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest\'s ib_write_bw'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate list plot help" -f -a "correlate" -d 'Match one job\'s packets across several captures (one per host or mirror): loss located to a link, capture clocks aligned, one-way delay per link and direction'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate list plot help" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate list plot help" -f -a "plot" -d 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate list plot help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

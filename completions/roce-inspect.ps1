@@ -28,6 +28,7 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('read', 'read', [CompletionResultType]::ParameterValue, 'Decode a pcap or pcapng capture file (`-` reads standard input)')
             [CompletionResult]::new('capture', 'capture', [CompletionResultType]::ParameterValue, 'Capture live from a network interface and decode RoCE packets as they arrive')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw')
+            [CompletionResult]::new('correlate', 'correlate', [CompletionResultType]::ParameterValue, 'Match one job''s packets across several captures (one per host or mirror): loss located to a link, capture clocks aligned, one-way delay per link and direction')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE')
             [CompletionResult]::new('interfaces', 'interfaces', [CompletionResultType]::ParameterValue, 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE')
             [CompletionResult]::new('plot', 'plot', [CompletionResultType]::ParameterValue, 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)')
@@ -125,6 +126,17 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
+        'roce-inspect;correlate' {
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression applied to every file, e.g. `-f ''host 10.0.0.1''`')
+            [CompletionResult]::new('--filter', '--filter', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression applied to every file, e.g. `-f ''host 10.0.0.1''`')
+            [CompletionResult]::new('--roce-port', '--roce-port', [CompletionResultType]::ParameterName, 'Also decode UDP destination port N as RoCEv2 (repeatable)')
+            [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'Seconds a packet copy waits for its copy at the link''s other end (fractions allowed); copies unmatched after it are lost or missed. Bounds memory')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto (terminal and NO_COLOR unset), always, never')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of tables')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'roce-inspect;list' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -157,6 +169,7 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('read', 'read', [CompletionResultType]::ParameterValue, 'Decode a pcap or pcapng capture file (`-` reads standard input)')
             [CompletionResult]::new('capture', 'capture', [CompletionResultType]::ParameterValue, 'Capture live from a network interface and decode RoCE packets as they arrive')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw')
+            [CompletionResult]::new('correlate', 'correlate', [CompletionResultType]::ParameterValue, 'Match one job''s packets across several captures (one per host or mirror): loss located to a link, capture clocks aligned, one-way delay per link and direction')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE')
             [CompletionResult]::new('plot', 'plot', [CompletionResultType]::ParameterValue, 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -169,6 +182,9 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             break
         }
         'roce-inspect;help;generate' {
+            break
+        }
+        'roce-inspect;help;correlate' {
             break
         }
         'roce-inspect;help;list' {

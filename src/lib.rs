@@ -2,10 +2,12 @@
 //!
 //! The pipeline: [`source`] (capture files, live interfaces) → [`decode`] (pure, no I/O) →
 //! [`output`] (text, JSON) with the [`cli`] module wiring them together; [`generate`] (RDMA
-//! traffic over libibverbs) stands apart.
+//! traffic over libibverbs) stands apart. [`correlate`] reads several captures of one job
+//! through [`source`] and [`decode`] and matches their packets across hosts.
 
 pub mod analyze;
 pub mod cli;
+pub mod correlate;
 pub mod decode;
 pub mod generate;
 pub mod output;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use clap::error::ErrorKind;
 use roce_inspect::cli::pipeline::{self, Outcome};
-use roce_inspect::cli::{Cli, Command, capture};
+use roce_inspect::cli::{Cli, Command, capture, correlate};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         Command::Read(a) => pipeline::read_file(a.path(), &a.display, a.threads()),
         Command::Capture(a) => capture::capture(a),
         Command::Generate(a) => roce_inspect::generate::run(a).map(|()| Outcome::Ok),
+        Command::Correlate(a) => correlate::run(a),
         Command::List => capture::list(),
         Command::Plot(a) => roce_inspect::cli::plot::plot(a).map(|()| Outcome::Ok),
     };

@@ -4,6 +4,7 @@
 pub mod assets;
 pub mod capture;
 pub mod capture_loop;
+pub mod correlate;
 pub mod parallel;
 pub mod pipeline;
 pub mod plot;
@@ -30,6 +31,7 @@ use crate::output::style::ColorChoice;
                   roce-inspect capture eth0                         decode RoCE live (Ctrl-C stops)\n  \
                   roce-inspect generate --gpu 0 --peer <gid>        send RDMA WRITEs from GPU memory\n  \
                   roce-inspect read trace.pcap --summary            flows, gaps, congestion report\n  \
+                  roce-inspect correlate n0.pcap n1.pcap n2.pcap    one job across hosts' captures\n  \
                   roce-inspect read trace.pcap --json | jq .bth.psn\n\n\
                   Exit status: 0 success, 1 runtime error, 2 usage error."
 )]
@@ -85,6 +87,12 @@ pub enum Command {
                             roce-inspect generate --peer 192.168.1.2 --size 8K --iters 100\n  \
                             roce-inspect generate --gpu 0 --peer fe80::2:c903:0:1 --imm")]
     Generate(crate::generate::GenerateArgs),
+    /// Match one job's packets across several captures (one per host or mirror): loss located
+    /// to a link, capture clocks aligned, one-way delay per link and direction.
+    #[command(after_help = "Examples:\n  \
+                            roce-inspect correlate node0.pcap node1.pcap node2.pcap\n  \
+                            roce-inspect correlate a.pcap b.pcap --json | jq .links")]
+    Correlate(correlate::CorrelateArgs),
     /// List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE.
     #[command(visible_alias = "interfaces")]
     List,

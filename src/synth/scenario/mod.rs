@@ -4,6 +4,7 @@
 //!
 //! Everything is deterministic: randomness comes from [`rng`] with a fixed seed per scenario.
 
+pub mod allreduce;
 pub mod congestion;
 pub mod read_timeout;
 pub mod versions;
@@ -269,4 +270,7 @@ pub fn samples() -> Vec<Sample> {
         congestion::scenario().sample,
         versions::sample(),
     ]
+    .into_iter()
+    .chain(allreduce::scenario().samples)
+    .collect()
 }

@@ -1,0 +1,58 @@
+//! `roce-inspect correlate FILE FILE [FILE…]`: arguments and wiring to [`crate::correlate`].
+
+use std::io::{self, Write};
+
+use anyhow::Result;
+use clap::Args;
+
+use super::pipeline::{Outcome, io_outcome};
+use crate::correlate::{self, Config};
+use crate::output::style::ColorChoice;
+
+/// `correlate` arguments.
+#[derive(Debug, Args)]
+pub struct CorrelateArgs {
+    /// Two or more captures of one job (pcap or pcapng), e.g. one per host.
+    #[arg(value_name = "FILE", num_args = 2.., required = true)]
+    pub files: Vec<String>,
+    /// libpcap BPF filter expression applied to every file, e.g. `-f 'host 10.0.0.1'`.
+    #[arg(short = 'f', long = "filter", value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// Also decode UDP destination port N as RoCEv2 (repeatable).
+    #[arg(long = "roce-port", value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub roce_ports: Vec<u16>,
+    /// Seconds a packet copy waits for its copy at the link's other end (fractions allowed);
+    /// copies unmatched after it are lost or missed. Bounds memory.
+    #[arg(long, value_name = "SECS", default_value = "1", value_parser = super::parse_duration)]
+    pub window: f64,
+    /// Print one JSON document instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Colour: auto (terminal and NO_COLOR unset), always, never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+/// Run `correlate`.
+///
+/// # Errors
+/// A file that cannot be read, captures that share no traffic, output errors.
+pub fn run(a: &CorrelateArgs) -> Result<Outcome> {
+    let cfg = Config {
+        files: a.files.clone(),
+        filter: a.filter.clone(),
+        roce_ports: a.roce_ports.clone(),
+        window_ns: (a.window * 1e9).round() as i64,
+    };
+    let report = correlate::correlate(&cfg)?;
+    let mut out = io::stdout().lock();
+    let r = if a.json {
+        serde_json::to_writer(&mut out, &report)
+            .map_err(io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+    } else {
+        correlate::text::write(&report, &mut out, a.color.enabled())
+    };
+    Ok(io_outcome(r.and_then(|()| out.flush()))?.unwrap_or(Outcome::Ok))
+}

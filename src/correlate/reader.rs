@@ -1,0 +1,137 @@
+//! One capture file as a stream of [`Observation`]s: the existing file source and decoder,
+//! with frame and RoCE counts.
+
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread::Scope;
+
+use anyhow::{Context, Result};
+
+use super::packet::Observation;
+use crate::decode::{DecodeConfig, LinkType, decode_frame};
+use crate::source::FileSource;
+
+/// A capture file being read for correlation.
+pub struct CaptureReader {
+    path: String,
+    src: FileSource,
+    linktype: LinkType,
+    cfg: DecodeConfig,
+    /// Frames read (after the BPF filter).
+    pub frames: u64,
+    /// Frames decoded as RoCE (with or without a BTH).
+    pub roce: u64,
+}
+
+impl CaptureReader {
+    /// Open `path` with an optional BPF `filter` and the RoCEv2 ports of `cfg`.
+    ///
+    /// # Errors
+    /// One line naming the file: missing, not a capture, unsupported link type, bad filter.
+    pub fn open(path: &str, filter: Option<&str>, cfg: &DecodeConfig) -> Result<CaptureReader> {
+        let mut src = FileSource::open(path).with_context(|| path.to_string())?;
+        if let Some(f) = filter {
+            src.set_filter(f).with_context(|| path.to_string())?;
+        }
+        Ok(CaptureReader {
+            path: path.to_string(),
+            linktype: src.linktype(),
+            src,
+            cfg: cfg.clone(),
+            frames: 0,
+            roce: 0,
+        })
+    }
+
+    /// The next RoCE packet with a BTH; `Ok(None)` at the end of the file.
+    ///
+    /// # Errors
+    /// A read error in the middle of the file, naming the file and the last frame read.
+    pub fn next_packet(&mut self) -> Result<Option<Observation>> {
+        loop {
+            let rec = match self.src.next_record() {
+                Ok(Some(r)) => r,
+                Ok(None) => return Ok(None),
+                Err(e) => {
+                    let n = self.src.frames_read();
+                    return Err(anyhow::Error::new(e))
+                        .with_context(|| format!("{}: after frame {n}", self.path));
+                }
+            };
+            self.frames += 1;
+            let frame = decode_frame(self.linktype, rec.data, rec.len, &self.cfg);
+            if frame.roce().is_none() {
+                continue;
+            }
+            self.roce += 1;
+            if let Some(o) = Observation::of(&frame, rec.number, rec.ts_ns) {
+                return Ok(Some(o));
+            }
+        }
+    }
+}
+
+/// Observations per batch handed from a reader thread to the merge.
+const BATCH: usize = 1024;
+
+/// Batches in flight per reader (bounds memory: `BATCH` × `IN_FLIGHT` observations).
+const IN_FLIGHT: usize = 4;
+
+/// A capture read and decoded by a thread of its own, its packets handed over in batches.
+pub struct Feed {
+    rx: Receiver<Result<Vec<Observation>>>,
+    batch: std::vec::IntoIter<Observation>,
+}
+
+impl Feed {
+    /// Start reading `r` on a thread of `scope`.
+    pub fn spawn<'s>(scope: &'s Scope<'s, '_>, r: CaptureReader) -> Feed {
+        let (tx, rx) = sync_channel(IN_FLIGHT);
+        scope.spawn(move || produce(r, &tx));
+        Feed {
+            rx,
+            batch: Vec::new().into_iter(),
+        }
+    }
+
+    /// The next packet; `Ok(None)` at the end of the file.
+    ///
+    /// # Errors
+    /// The reader's error.
+    pub fn next_packet(&mut self) -> Result<Option<Observation>> {
+        loop {
+            if let Some(o) = self.batch.next() {
+                return Ok(Some(o));
+            }
+            match self.rx.recv() {
+                Ok(b) => self.batch = b?.into_iter(),
+                Err(_) => return Ok(None),
+            }
+        }
+    }
+}
+
+/// The reader thread: batches until the end of the file, an error, or a closed channel.
+fn produce(mut r: CaptureReader, tx: &SyncSender<Result<Vec<Observation>>>) {
+    loop {
+        let mut b = Vec::with_capacity(BATCH);
+        let end = loop {
+            match r.next_packet() {
+                Ok(Some(o)) => {
+                    b.push(o);
+                    if b.len() == BATCH {
+                        break false;
+                    }
+                }
+                Ok(None) => break true,
+                Err(e) => {
+                    let _ = tx.send(Ok(b));
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            }
+        };
+        if tx.send(Ok(b)).is_err() || end {
+            return;
+        }
+    }
+}

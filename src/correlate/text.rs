@@ -1,0 +1,339 @@
+//! The text report of `correlate`: comfy-table tables, times in UTC, delays in µs.
+
+use std::io::{self, Write};
+
+use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table, presets};
+
+use super::report::{CorruptRow, LinkRow, PacketRow, Report};
+use super::stats::DelaySummary;
+use crate::decode::Opcode;
+
+fn table(color: bool, header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    if color {
+        t.enforce_styling();
+    } else {
+        t.force_no_tty();
+    }
+    t.set_header(header.iter().map(Cell::new));
+    t
+}
+
+fn right(s: impl ToString) -> Cell {
+    Cell::new(s.to_string()).set_alignment(CellAlignment::Right)
+}
+
+/// A count, red when non-zero and `color`.
+fn bad(v: u64, color: bool) -> Cell {
+    let c = right(v);
+    if v > 0 && color { c.fg(Color::Red) } else { c }
+}
+
+/// `ns` since the epoch as `YYYY-MM-DD hh:mm:ss.ffffff` UTC (civil-from-days, H. Hinnant's
+/// algorithm).
+pub fn utc(ns: i64) -> String {
+    let secs = ns.div_euclid(1_000_000_000);
+    let frac = ns.rem_euclid(1_000_000_000);
+    let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{:09}",
+        sod / 3600,
+        sod / 60 % 60,
+        sod % 60,
+        frac
+    )
+}
+
+/// ns as µs with three decimals.
+pub fn us(ns: i64) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    format!("{sign}{}.{:03}", a / 1000, a % 1000)
+}
+
+/// How a capture is named in the tables: its file name without the folders, or the path as
+/// given when two captures share a file name.
+struct Names(Vec<(String, String)>);
+
+impl Names {
+    fn new(r: &Report) -> Names {
+        let base = |f: &str| {
+            std::path::Path::new(f)
+                .file_name()
+                .map_or(f.to_string(), |b| b.to_string_lossy().into_owned())
+        };
+        let unique = |f: &str| {
+            r.captures
+                .iter()
+                .filter(|c| base(&c.file) == base(f))
+                .count()
+                == 1
+        };
+        Names(
+            r.captures
+                .iter()
+                .map(|c| {
+                    let shown = if unique(&c.file) {
+                        base(&c.file)
+                    } else {
+                        c.file.clone()
+                    };
+                    (c.file.clone(), shown)
+                })
+                .collect(),
+        )
+    }
+
+    fn get<'a>(&'a self, file: &'a str) -> &'a str {
+        self.0
+            .iter()
+            .find(|(f, _)| f == file)
+            .map_or(file, |(_, s)| s)
+    }
+}
+
+/// Print the report.
+///
+/// # Errors
+/// Output I/O errors.
+pub fn write(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    let names = Names::new(r);
+    captures(r, out, color)?;
+    links(r, &names, out, color)?;
+    over_time(r, out)?;
+    if !r.single_capture.is_empty() {
+        let mut t = table(color, &["src → dst", "only in", "packets"]);
+        for s in &r.single_capture {
+            t.add_row(vec![
+                Cell::new(format!("{} → {}", s.src, s.dst)),
+                Cell::new(names.get(&s.file)),
+                right(s.packets),
+            ]);
+        }
+        writeln!(out, "\nDirections seen by one capture only\n{t}")?;
+    }
+    packets(out, &names, color, "Lost on the link", &r.lost)?;
+    packets(
+        out,
+        &names,
+        color,
+        "Missed by the upstream capture",
+        &r.missed,
+    )?;
+    corrupted(out, &names, color, &r.corrupted)?;
+    if r.lists_truncated {
+        writeln!(
+            out,
+            "\n(lists cut at 10000 entries; the link counts are complete)"
+        )?;
+    }
+    Ok(())
+}
+
+fn captures(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    let mut t = table(
+        color,
+        &[
+            "file",
+            "frames",
+            "RoCE",
+            "first (UTC, own clock)",
+            "last",
+            "offset µs",
+            "± µs",
+        ],
+    );
+    for (c, o) in r.captures.iter().zip(&r.clock_offsets) {
+        let time = |v: Option<u64>| v.map_or("-".into(), |v| utc(v as i64));
+        t.add_row(vec![
+            Cell::new(&c.file),
+            right(c.frames),
+            right(c.roce),
+            Cell::new(time(c.first_ns)),
+            Cell::new(time(c.last_ns)),
+            right(o.offset_ns.map_or("unknown".into(), |v| {
+                format!("{}{}", if v >= 0 { "+" } else { "" }, us(v))
+            })),
+            right(o.error_ns.map_or("-".into(), us)),
+        ]);
+    }
+    writeln!(
+        out,
+        "Captures (offset: this clock minus the first capture's, NTP-style from packets crossing both ways)\n{t}"
+    )
+}
+
+fn delay_cells(d: &Option<DelaySummary>) -> Vec<Cell> {
+    match d {
+        Some(d) => [d.min, d.median, d.p99, d.max]
+            .map(|v| right(us(v)))
+            .to_vec(),
+        None => vec![right("-"), right("-"), right("-"), right("-")],
+    }
+}
+
+fn links(r: &Report, names: &Names, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    let mut t = table(
+        color,
+        &[
+            "src → dst",
+            "upstream → downstream",
+            "matched",
+            "lost",
+            "missed",
+            "corrupt",
+            "edge",
+            "delay min µs",
+            "median",
+            "p99",
+            "max",
+        ],
+    );
+    for l in &r.links {
+        let mut row = vec![
+            Cell::new(format!("{} → {}", l.src, l.dst)),
+            Cell::new(format!(
+                "{} → {}",
+                names.get(&l.upstream),
+                names.get(&l.downstream)
+            )),
+            right(l.matched),
+            bad(l.lost, color),
+            bad(l.missed_by_upstream, color),
+            bad(l.corrupted, color),
+            right(l.unmatched_at_edges),
+        ];
+        row.extend(delay_cells(&l.one_way_delay_ns));
+        t.add_row(row);
+    }
+    writeln!(
+        out,
+        "\nLinks (one row per direction seen by two captures)\n{t}"
+    )
+}
+
+fn over_time(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "\nOne-way delay over time (mean µs in each tenth of the link's span)"
+    )?;
+    for l in &r.links {
+        let Some(d) = &l.one_way_delay_ns else {
+            continue;
+        };
+        let means: Vec<String> = d
+            .over_time
+            .iter()
+            .map(|i| {
+                i.mean
+                    .map_or("-".into(), |m| format!("{:.1}", m as f64 / 1e3))
+            })
+            .collect();
+        writeln!(out, "  {}: {}", link_name(l), means.join(" "))?;
+    }
+    Ok(())
+}
+
+fn link_name(l: &LinkRow) -> String {
+    format!("{} → {}", l.src, l.dst)
+}
+
+fn packets(
+    out: &mut dyn Write,
+    names: &Names,
+    color: bool,
+    title: &str,
+    v: &[PacketRow],
+) -> io::Result<()> {
+    if v.is_empty() {
+        return writeln!(out, "\n{title}: none");
+    }
+    let mut t = table(
+        color,
+        &[
+            "src → dst",
+            "dest QP",
+            "PSN",
+            "opcode",
+            "seen in",
+            "frame",
+            "missing in",
+        ],
+    );
+    for p in v {
+        t.add_row(vec![
+            Cell::new(format!("{} → {}", p.src, p.dst)),
+            right(format!("{:#08x}", p.dest_qp)),
+            right(p.psn),
+            Cell::new(Opcode(p.opcode).label()),
+            Cell::new(names.get(&p.seen_in)),
+            right(p.frame),
+            Cell::new(names.get(&p.missing_in)),
+        ]);
+    }
+    writeln!(out, "\n{title}: {}\n{t}", v.len())
+}
+
+fn corrupted(out: &mut dyn Write, names: &Names, color: bool, v: &[CorruptRow]) -> io::Result<()> {
+    if v.is_empty() {
+        return Ok(());
+    }
+    let mut t = table(
+        color,
+        &[
+            "src → dst",
+            "dest QP",
+            "PSN",
+            "opcode",
+            "upstream (frame)",
+            "downstream (frame)",
+        ],
+    );
+    for p in v {
+        t.add_row(vec![
+            Cell::new(format!("{} → {}", p.src, p.dst)),
+            right(format!("{:#08x}", p.dest_qp)),
+            right(p.psn),
+            Cell::new(Opcode(p.opcode).label()),
+            Cell::new(format!("{} ({})", names.get(&p.upstream), p.frame_upstream)),
+            Cell::new(format!(
+                "{} ({})",
+                names.get(&p.downstream),
+                p.frame_downstream
+            )),
+        ]);
+    }
+    writeln!(
+        out,
+        "\nCorrupted on the link (same BTH, different ICRC): {}\n{t}",
+        v.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_and_us() {
+        // date -u -d @1782371699.079084 → 2026-06-25 07:14:59 (GNU date).
+        assert_eq!(
+            utc(1_782_371_699_079_084_000),
+            "2026-06-25 07:14:59.079084000"
+        );
+        assert_eq!(utc(0), "1970-01-01 00:00:00.000000000");
+        assert_eq!(us(-1500), "-1.500");
+        assert_eq!(us(1_234_567), "1234.567");
+    }
+}
