@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use clap::error::ErrorKind;
 use roce_inspect::cli::pipeline::{self, Outcome};
-use roce_inspect::cli::{Cli, Command, capture};
+use roce_inspect::cli::{Cli, Command, capture, export};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -16,6 +16,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Read(a) => pipeline::read_file(a.path(), &a.display),
         Command::Capture(a) => capture::capture(a),
+        Command::Export(a) => export::export(a),
         Command::Generate(a) => roce_inspect::generate::run(a).map(|()| Outcome::Ok),
         Command::List => capture::list(),
     };

@@ -1057,6 +1057,13 @@ impl Analyzer {
         }
     }
 
+    /// Take the messages completed so far (with `keep_messages`), in completion order: a
+    /// consumer that streams them out (the Parquet export) keeps memory bounded; the report's
+    /// `messages` then holds only those completed after the last call.
+    pub fn take_messages(&mut self) -> Vec<Message> {
+        std::mem::take(&mut self.messages)
+    }
+
     /// End the analysis and build the report.
     pub fn finish(self) -> Report {
         build::build(self)

@@ -3,6 +3,7 @@
 
 pub mod assets;
 pub mod capture;
+pub mod export;
 pub mod pipeline;
 pub mod progress;
 
@@ -81,6 +82,17 @@ pub enum Command {
                             roce-inspect generate --peer 192.168.1.2 --size 8K --iters 100\n  \
                             roce-inspect generate --gpu 0 --peer fe80::2:c903:0:1 --imm")]
     Generate(crate::generate::GenerateArgs),
+    /// Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for
+    /// DuckDB, Polars or Spark.
+    ///
+    /// Each file becomes DIR/TABLE/capture=NAME/part-0.parquet (Hive-style partitions, zstd),
+    /// so the exports of many hosts in one folder read as one dataset.
+    #[command(
+        after_help = "Examples:\n  roce-inspect export trace.pcap --parquet out/\n  \
+                            roce-inspect export node*.pcap --parquet /data/job42 --host rack3\n  \
+                            duckdb -c \"select count(*) from read_parquet('out/packets/**/*.parquet', hive_partitioning=true)\""
+    )]
+    Export(export::ExportArgs),
     /// List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE.
     #[command(visible_alias = "interfaces")]
     List,

@@ -3,6 +3,7 @@
 
 pub mod json;
 pub mod line;
+pub mod parquet;
 pub mod style;
 pub mod summary;
 pub mod text;
