@@ -12,6 +12,7 @@ use pcap::{ConnectionStatus, Device};
 
 use super::CaptureArgs;
 use super::pipeline::{Outcome, Run, io_outcome};
+use crate::output::parquet::{ExportTarget, Exporter};
 use crate::source::live::{self, LiveOptions, LiveSource, Next, OFFLOAD_NOTE, Stats};
 
 /// Why a capture stopped.
@@ -107,6 +108,9 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
     // waits: every packet is shown as soon as it is read, yet under load a burst costs one
     // write instead of one per packet.
     let mut run = Run::new(d, src.linktype());
+    if let Some(dir) = &a.parquet {
+        run.export_to(Exporter::create(export_target(a, dir))?);
+    }
     let deadline = a
         .duration
         .map(|s| Instant::now() + Duration::from_secs_f64(s));
@@ -200,6 +204,38 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
         return Ok(Outcome::ClosedPipe);
     }
     Ok(Outcome::Ok)
+}
+
+/// Where `capture --parquet DIR` writes: the capture is named after the `-w` file, else
+/// `IFACE-UNIXTIME`; the host is `--host`, else this machine's host name.
+fn export_target(a: &CaptureArgs, dir: &std::path::Path) -> ExportTarget {
+    let capture = match &a.write {
+        Some(w) => super::export::capture_name(w),
+        None => {
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            format!("{}-{secs}", a.interface())
+        }
+    };
+    ExportTarget {
+        dir: dir.to_path_buf(),
+        capture,
+        host: a.host.clone().unwrap_or_else(host_name),
+    }
+}
+
+/// This machine's host name (`gethostname(2)`), or `localhost` if it cannot be read.
+fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it or fails.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(0);
+    match (rc, std::str::from_utf8(&buf[..end])) {
+        (0, Ok(h)) if !h.is_empty() => h.to_string(),
+        _ => "localhost".to_string(),
+    }
 }
 
 /// Idle (no packet for the read timeout): push out what is buffered — stdout that is not live,

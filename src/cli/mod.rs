@@ -147,6 +147,13 @@ pub struct CaptureArgs {
     /// Stop after this many seconds (fractions allowed), e.g. `--duration 30`.
     #[arg(long, value_name = "SECS", value_parser = parse_duration)]
     pub duration: Option<f64>,
+    /// Also write every RoCE frame and, at the end, the report as Parquet tables under DIR, as
+    /// `export` does; the capture is named after the -w file, else IFACE-UNIXTIME.
+    #[arg(long, value_name = "DIR")]
+    pub parquet: Option<std::path::PathBuf>,
+    /// With --parquet: the `host` column (default: this machine's host name).
+    #[arg(long, value_name = "NAME", requires = "parquet")]
+    pub host: Option<String>,
     /// Display and decoding options.
     #[command(flatten)]
     pub display: DisplayArgs,
@@ -267,7 +274,7 @@ impl ReportArgs {
     }
 }
 
-fn parse_mtu(s: &str) -> Result<u32, String> {
+pub(crate) fn parse_mtu(s: &str) -> Result<u32, String> {
     match s.parse::<u32>() {
         Ok(v @ (256 | 512 | 1024 | 2048 | 4096)) => Ok(v),
         _ => Err(format!(

@@ -9,6 +9,7 @@ use super::{DisplayArgs, ReportArgs};
 use crate::analyze::{AnalyzeConfig, Analyzer, Report};
 use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, OtherKind, decode_frame};
 use crate::output::json::JsonPrinter;
+use crate::output::parquet::{Exporter, PacketMeta};
 use crate::output::text::TextPrinter;
 use crate::output::{FrameCtx, Printer};
 use crate::source::{FileSource, Record};
@@ -48,6 +49,8 @@ pub struct Run {
     /// Whether per-packet output is printed (not with `-q`, nor with a JSON report).
     pub print_packets: bool,
     analyzer: Option<Analyzer>,
+    /// Parquet export of every RoCE frame and the report (`capture --parquet DIR`).
+    export: Option<Exporter>,
     display: DisplayArgs,
     frames: u64,
     roce: u64,
@@ -71,10 +74,28 @@ impl Run {
             printer: make_printer(display),
             print_packets: !(r.quiet || (display.json && r.wanted())),
             analyzer,
+            export: None,
             display: display.clone(),
             frames: 0,
             roce: 0,
         }
+    }
+
+    /// Also export every RoCE frame, and at the end the report, as Parquet (the analyzer runs
+    /// even without a report option, keeping its messages for the `messages` table).
+    pub fn export_to(&mut self, exporter: Exporter) {
+        let r = &self.display.report;
+        let analyzer = self.analyzer.take();
+        self.analyzer = Some(match analyzer {
+            Some(a) if r.messages => a,
+            _ => Analyzer::new(AnalyzeConfig {
+                mtu: r.mtu,
+                max_flows: r.max_flows,
+                keep_messages: true,
+                ..AnalyzeConfig::default()
+            }),
+        });
+        self.export = Some(exporter);
     }
 
     /// Frames handled so far.
@@ -105,6 +126,21 @@ impl Run {
         if let Some(a) = &mut self.analyzer {
             a.push(rec.number, rec.ts_ns, &frame);
         }
+        if let Some(e) = &mut self.export {
+            let meta = PacketMeta {
+                frame: rec.number,
+                ts_ns: rec.ts_ns,
+                len: rec.len,
+                caplen: rec.caplen,
+                link: &frame.link,
+            };
+            // Messages printed with --messages stay in the report; others stream to the export.
+            let a = self
+                .analyzer
+                .as_mut()
+                .filter(|_| !self.display.report.messages);
+            e.frame(&meta, &frame, a).map_err(io::Error::other)?;
+        }
         if self.print_packets && selected(&self.display, &frame) {
             let ctx = FrameCtx {
                 number: rec.number,
@@ -134,9 +170,14 @@ impl Run {
         self.printer.flush()?;
         if let Some(a) = self.analyzer.take() {
             let report = a.finish();
-            let mut out = io::stdout().lock();
-            write_reports(&report, &self.display, &mut out)?;
-            out.flush()?;
+            if self.display.report.wanted() {
+                let mut out = io::stdout().lock();
+                write_reports(&report, &self.display, &mut out)?;
+                out.flush()?;
+            }
+            if let Some(e) = self.export.take() {
+                e.finish(&report).map_err(io::Error::other)?;
+            }
         }
         Ok(())
     }
