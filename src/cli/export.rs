@@ -1,5 +1,6 @@
 //! `roce-inspect export FILE… --parquet DIR`: each capture file, one after another, decoded,
-//! analysed and written as Parquet tables (src/output/parquet) under one progress bar.
+//! analysed and written as Parquet tables (src/output/parquet) under one progress bar; one line
+//! per file on stdout says what was written, errors go to stderr.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -85,16 +86,20 @@ pub fn export(a: &ExportArgs) -> Result<Outcome> {
         let name = capture_name(f);
         progress.next_file(f, &name);
         match export_file(f, a, &mut progress) {
-            Ok(c) => progress.println(&format!(
-                "{name}: {} packets, {} flows, {} connections, {} messages, {} gaps",
-                c.packets, c.flows, c.connections, c.messages, c.gaps
-            )),
+            Ok(c) => {
+                let line = format!(
+                    "{name}: {} packets, {} flows, {} connections, {} messages, {} gaps",
+                    c.packets, c.flows, c.connections, c.messages, c.gaps
+                );
+                // A closed stdout only loses these lines: the export goes on.
+                let _ = progress.println(&line);
+            }
             Err(e) if a.files.len() == 1 => {
                 progress.finish();
                 return Err(e);
             }
             Err(e) => {
-                progress.println(&format!("roce-inspect: {e:#}"));
+                progress.eprintln(&format!("roce-inspect: {e:#}"));
                 failed.push(f);
             }
         }

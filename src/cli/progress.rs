@@ -87,10 +87,23 @@ impl Progress {
     }
 
     /// Print a line on stderr without tearing the bar.
-    pub fn println(&self, line: &str) {
+    pub fn eprintln(&self, line: &str) {
         match &self.bar {
             Some(b) => b.suspend(|| eprintln!("{line}")),
             None => eprintln!("{line}"),
+        }
+    }
+
+    /// Print a line on stdout without tearing the bar.
+    ///
+    /// # Errors
+    /// The write error (a closed pipe included).
+    pub fn println(&self, line: &str) -> std::io::Result<()> {
+        use std::io::Write;
+        let out = || writeln!(std::io::stdout(), "{line}");
+        match &self.bar {
+            Some(b) => b.suspend(out),
+            None => out(),
         }
     }
 
