@@ -6,7 +6,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages the build, the tests and the demo need.
 DEB_PACKAGES := libpcap-dev pkg-config libibverbs-dev librdmacm-dev libclang-dev \
-                tshark tcpdump mandoc iproute2 time bc jq
+                tshark tcpdump mandoc iproute2 time bc jq python3 python3-pip
 
 # rdma-sys 0.3 builds its bindings with bindgen 0.59, which fails on libclang >= 16: prefer the
 # oldest installed libclang (Debian 12 ships 14) unless the caller set LIBCLANG_PATH.
