@@ -19,6 +19,9 @@ _roce__inspect() {
             roce__inspect,capture)
                 cmd="roce__inspect__subcmd__capture"
                 ;;
+            roce__inspect,export)
+                cmd="roce__inspect__subcmd__export"
+                ;;
             roce__inspect,generate)
                 cmd="roce__inspect__subcmd__generate"
                 ;;
@@ -36,6 +39,9 @@ _roce__inspect() {
                 ;;
             roce__inspect__subcmd__help,capture)
                 cmd="roce__inspect__subcmd__help__subcmd__capture"
+                ;;
+            roce__inspect__subcmd__help,export)
+                cmd="roce__inspect__subcmd__help__subcmd__export"
                 ;;
             roce__inspect__subcmd__help,generate)
                 cmd="roce__inspect__subcmd__help__subcmd__generate"
@@ -56,7 +62,7 @@ _roce__inspect() {
 
     case "${cmd}" in
         roce__inspect)
-            opts="-h -V --help --version read capture generate list interfaces help"
+            opts="-h -V --help --version read capture generate export list interfaces help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -70,7 +76,7 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__capture)
-            opts="-i -w -c -f -V -n -q -h --snaplen --promisc --buffer-size --write --buffered --duration --count --filter --qp --opcode --json --verbose --all --color --roce-port --summary --quiet --messages --gaps --mtu --max-flows --help"
+            opts="-i -w -c -f -V -n -q -h --snaplen --promisc --buffer-size --write --buffered --duration --parquet --host --count --filter --qp --opcode --json --verbose --all --color --roce-port --summary --quiet --messages --gaps --mtu --max-flows --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -100,6 +106,14 @@ _roce__inspect() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --parquet)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --count)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -126,6 +140,48 @@ _roce__inspect() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --roce-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mtu)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-flows)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        roce__inspect__subcmd__export)
+            opts="-f -h --parquet --host --filter --roce-port --mtu --max-flows --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --parquet)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --filter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --roce-port)
@@ -214,7 +270,7 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__help)
-            opts="read capture generate list help"
+            opts="read capture generate export list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -228,6 +284,20 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__help__subcmd__capture)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        roce__inspect__subcmd__help__subcmd__export)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -25,6 +25,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand read 'Decode a pcap or pcapng capture file (`-` reads standard input)'
             cand capture 'Capture live from a network interface and decode RoCE packets as they arrive'
             cand generate 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw'
+            cand export 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark'
             cand list 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
             cand interfaces 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -61,6 +62,8 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand -w 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C)'
             cand --write 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C)'
             cand --duration 'Stop after this many seconds (fractions allowed), e.g. `--duration 30`'
+            cand --parquet 'Also write every RoCE frame and, at the end, the report as Parquet tables under DIR, as `export` does; the capture is named after the -w file, else IFACE-UNIXTIME'
+            cand --host 'With --parquet: the `host` column (default: this machine''s host name)'
             cand -c 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`'
             cand --count 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`'
             cand -f 'libpcap BPF filter expression, like tcpdump''s, e.g. `-f ''udp port 4791 and host 10.0.0.1''`'
@@ -106,6 +109,17 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'roce-inspect;export'= {
+            cand --parquet 'Dataset folder: the tables go to DIR/TABLE/capture=NAME/part-0.parquet (NAME: the file name), replacing an earlier export of a capture of the same name'
+            cand --host 'The `host` column: the machine or switch port the captures come from (default: each file''s name without its extension)'
+            cand -f 'libpcap BPF filter expression applied before decoding, as for `read`'
+            cand --filter 'libpcap BPF filter expression applied before decoding, as for `read`'
+            cand --roce-port 'Also decode UDP destination port N as RoCEv2 (repeatable), as for `read`'
+            cand --mtu 'Path MTU in bytes for READ PSN reservation, as for `read` (256, 512, 1024, 2048, 4096)'
+            cand --max-flows 'Most flows tracked at once, as for `read`'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'roce-inspect;list'= {
             cand -h 'Print help'
             cand --help 'Print help'
@@ -118,6 +132,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand read 'Decode a pcap or pcapng capture file (`-` reads standard input)'
             cand capture 'Capture live from a network interface and decode RoCE packets as they arrive'
             cand generate 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw'
+            cand export 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark'
             cand list 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -126,6 +141,8 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
         &'roce-inspect;help;capture'= {
         }
         &'roce-inspect;help;generate'= {
+        }
+        &'roce-inspect;help;export'= {
         }
         &'roce-inspect;help;list'= {
         }
