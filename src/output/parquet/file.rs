@@ -3,8 +3,10 @@
 //! sees half a file and an interrupted export leaves the previous one in place.
 
 use std::fs::{self, File};
-use std::io::BufWriter;
+use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::thread::JoinHandle;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -49,9 +51,15 @@ pub fn partition_dir(dir: &Path, table: &str, capture: &str) -> PathBuf {
         .join(format!("capture={}", escape_partition_value(capture)))
 }
 
-/// A Parquet file being written.
+/// Batches queued for the writer thread: a bound keeps memory flat when encoding is slower
+/// than decoding.
+const QUEUE: usize = 2;
+
+/// A Parquet file being written. Encoding and compression run on a thread of their own, so
+/// that they overlap with decoding and analysis.
 pub struct PartFile {
-    writer: Option<ArrowWriter<BufWriter<File>>>,
+    tx: Option<SyncSender<RecordBatch>>,
+    worker: Option<JoinHandle<Result<(), ExportError>>>,
     tmp: PathBuf,
     path: PathBuf,
 }
@@ -74,33 +82,26 @@ impl PartFile {
         let path = folder.join("part-0.parquet");
         let tmp = folder.join(".part-0.parquet.tmp");
         let file = File::create(&tmp).map_err(|e| ExportError::io(&tmp, e))?;
-        let meta = vec![
-            KeyValue::new(
-                "roce_inspect.schema_version".to_string(),
-                SCHEMA_VERSION.to_string(),
-            ),
-            KeyValue::new("roce_inspect.table".to_string(), table.to_string()),
-            KeyValue::new("roce_inspect.capture".to_string(), capture.to_string()),
-            KeyValue::new("roce_inspect.host".to_string(), host.to_string()),
-            KeyValue::new(
-                "roce_inspect.version".to_string(),
-                env!("CARGO_PKG_VERSION").to_string(),
-            ),
-        ];
-        let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(
-                ZstdLevel::try_new(ZSTD_LEVEL).unwrap_or_default(),
-            ))
-            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-            .set_statistics_enabled(EnabledStatistics::Chunk)
-            .set_key_value_metadata(Some(meta))
-            .set_created_by(format!("roce-inspect {}", env!("CARGO_PKG_VERSION")))
-            .build();
-        let writer =
+        let props = properties(table, capture, host);
+        let mut writer =
             ArrowWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, Some(props))
                 .map_err(|e| ExportError::parquet(&tmp, e))?;
+        let (tx, rx) = sync_channel::<RecordBatch>(QUEUE);
+        let name = tmp.clone();
+        let worker = std::thread::Builder::new()
+            .name(format!("parquet-{table}"))
+            .spawn(move || {
+                for b in rx {
+                    writer
+                        .write(&b)
+                        .map_err(|e| ExportError::parquet(&name, e))?;
+                }
+                close(writer, &name)
+            })
+            .map_err(|e| ExportError::io(&tmp, e))?;
         Ok(PartFile {
-            writer: Some(writer),
+            tx: Some(tx),
+            worker: Some(worker),
             tmp,
             path,
         })
@@ -109,12 +110,29 @@ impl PartFile {
     /// Append a batch (rows go to the current row group; a full row group is written out).
     ///
     /// # Errors
-    /// Encoding or I/O errors, naming the file.
-    pub fn write(&mut self, batch: &RecordBatch) -> Result<(), ExportError> {
-        match &mut self.writer {
-            Some(w) => w
-                .write(batch)
-                .map_err(|e| ExportError::parquet(&self.tmp, e)),
+    /// Encoding or I/O errors, naming the file (the writer thread's, reported at the next
+    /// batch).
+    pub fn write(&mut self, batch: RecordBatch) -> Result<(), ExportError> {
+        let Some(tx) = &self.tx else {
+            return Ok(());
+        };
+        if tx.send(batch).is_err() {
+            // The writer thread stopped on an error: report it.
+            self.tx = None;
+            return self.join();
+        }
+        Ok(())
+    }
+
+    /// Wait for the writer thread; its result.
+    fn join(&mut self) -> Result<(), ExportError> {
+        self.tx = None;
+        match self.worker.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(ExportError::io(
+                &self.tmp,
+                io::Error::other("the Parquet writer thread panicked"),
+            )),
             None => Ok(()),
         }
     }
@@ -125,10 +143,7 @@ impl PartFile {
     /// # Errors
     /// Encoding or I/O errors, naming the file.
     pub fn finish(mut self) -> Result<PathBuf, ExportError> {
-        let Some(w) = self.writer.take() else {
-            return Ok(self.path.clone());
-        };
-        let done = close(w, &self.tmp).and_then(|()| {
+        let done = self.join().and_then(|()| {
             fs::rename(&self.tmp, &self.path).map_err(|e| ExportError::io(&self.path, e))
         });
         if done.is_err() {
@@ -136,6 +151,28 @@ impl PartFile {
         }
         done.map(|()| self.path.clone())
     }
+}
+
+/// Writer settings: zstd, fixed row groups, column chunk statistics, and the key-value
+/// metadata naming the schema version, table, capture, host and roce-inspect version.
+fn properties(table: &str, capture: &str, host: &str) -> WriterProperties {
+    let kv = |k: &str, v: &str| KeyValue::new(format!("roce_inspect.{k}"), v.to_string());
+    let meta = vec![
+        kv("schema_version", &SCHEMA_VERSION.to_string()),
+        kv("table", table),
+        kv("capture", capture),
+        kv("host", host),
+        kv("version", env!("CARGO_PKG_VERSION")),
+    ];
+    WriterProperties::builder()
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(ZSTD_LEVEL).unwrap_or_default(),
+        ))
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_key_value_metadata(Some(meta))
+        .set_created_by(format!("roce-inspect {}", env!("CARGO_PKG_VERSION")))
+        .build()
 }
 
 /// Write the footer, flush and sync the file.
@@ -150,7 +187,8 @@ fn close(w: ArrowWriter<BufWriter<File>>, tmp: &Path) -> Result<(), ExportError>
 impl Drop for PartFile {
     /// An unfinished file (an error, or a run stopped early) is removed.
     fn drop(&mut self) {
-        if self.writer.take().is_some() {
+        if self.worker.is_some() {
+            let _ = self.join();
             let _ = fs::remove_file(&self.tmp);
         }
     }

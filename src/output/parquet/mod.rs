@@ -189,7 +189,7 @@ impl Exporter {
             .rows
             .take_batch()
             .map_err(|e| ExportError::parquet(&self.target.dir, e))?;
-        self.packets.write(&batch)
+        self.packets.write(batch)
     }
 
     /// Finish the `packets` table and write the report tables from `report` (whose
@@ -267,7 +267,7 @@ where
             let batch = schema
                 .batch(&chunk, &t.capture, &t.host)
                 .map_err(|e| ExportError::parquet(&where_, e))?;
-            out.write(&batch)?;
+            out.write(batch)?;
             rows += chunk.len() as u64;
             chunk.clear();
         }
