@@ -207,32 +207,40 @@ impl Exporter {
         self.packets.finish()?;
         let t = self.target.clone();
         let mut counts = self.counts.clone();
-        counts.flows = write_table(&t, "flows", || values(&report.flows))?;
-        counts.connections = write_table(&t, "connections", || values(&report.connections))?;
-        counts.gaps = write_table(&t, "gaps", || values(&report.gaps))?;
-        let spill = self.spill.close()?;
-        let read_spill = || spill_values(&spill);
-        let n = write_table(&t, "messages", read_spill);
-        let _ = fs::remove_file(&spill);
+        counts.flows = write_items(&t, "flows", &report.flows)?;
+        counts.connections = write_items(&t, "connections", &report.connections)?;
+        counts.gaps = write_items(&t, "gaps", &report.gaps)?;
+        let (path, schema) = self.spill.close()?;
+        let n = write_table(&t, "messages", schema, spill_values(&path));
+        let _ = fs::remove_file(&path);
         counts.messages = n?;
         Ok(counts)
     }
 }
 
-/// The items of a report array as JSON values.
-fn values<T: Serialize>(items: &[T]) -> Box<dyn Iterator<Item = io::Result<Value>> + '_> {
-    Box::new(
+/// Write a report array held in memory as a table.
+fn write_items<T: Serialize>(
+    t: &ExportTarget,
+    table: &str,
+    items: &[T],
+) -> Result<u64, ExportError> {
+    let values = || {
         items
             .iter()
-            .map(|it| serde_json::to_value(it).map_err(io::Error::from)),
-    )
+            .map(|it| serde_json::to_value(it).map_err(io::Error::from))
+    };
+    let mut schema = ReportSchema::default();
+    for v in values() {
+        schema.add(&v.map_err(|e| ExportError::io(&t.dir, e))?);
+    }
+    write_table(t, table, schema.finish(), values())
 }
 
 /// The spilled messages, read back line by line.
 fn spill_values(path: &Path) -> Box<dyn Iterator<Item = io::Result<Value>>> {
     match File::open(path) {
         Ok(f) => Box::new(
-            BufReader::new(f)
+            BufReader::with_capacity(1 << 16, f)
                 .lines()
                 .map(|l| l.and_then(|l| serde_json::from_str(&l).map_err(io::Error::from))),
         ),
@@ -240,49 +248,42 @@ fn spill_values(path: &Path) -> Box<dyn Iterator<Item = io::Result<Value>>> {
     }
 }
 
-/// Write one report table from `items` (called twice: once to infer the columns, once to write
-/// the rows in row-group-sized batches). Returns the rows written.
-fn write_table<'a, F>(t: &ExportTarget, table: &str, items: F) -> Result<u64, ExportError>
-where
-    F: Fn() -> Box<dyn Iterator<Item = io::Result<Value>> + 'a>,
-{
+/// Write one report table with the columns of `schema` (finished) from `items`, in batches of
+/// [`BATCH_ROWS`] rows. Returns the rows written.
+fn write_table(
+    t: &ExportTarget,
+    table: &str,
+    schema: ReportSchema,
+    items: impl Iterator<Item = io::Result<Value>>,
+) -> Result<u64, ExportError> {
     let where_ = file::partition_dir(&t.dir, table, &t.capture);
-    let err = |e: io::Error| ExportError::io(&where_, e);
-    let mut schema = ReportSchema::default();
-    for v in items() {
-        schema.add(&v.map_err(err)?);
-    }
-    let schema = schema.finish();
     let mut out = PartFile::create(&t.dir, table, &t.capture, &t.host, schema.schema())?;
-    let mut chunk = Vec::with_capacity(BATCH_ROWS);
-    let mut rows = 0u64;
-    let mut it = items();
-    loop {
-        let next = it.next().transpose().map_err(err)?;
-        let end = next.is_none();
-        if let Some(v) = next {
-            chunk.push(v);
+    let mut rows = schema.rows();
+    let mut n = 0u64;
+    let batch = |rows: &mut report::ReportRows| {
+        rows.take_batch(&schema, &t.capture, &t.host)
+            .map_err(|e| ExportError::parquet(&where_, e))
+    };
+    for v in items {
+        rows.push(&schema, &v.map_err(|e| ExportError::io(&where_, e))?);
+        n += 1;
+        if rows.len() >= BATCH_ROWS {
+            out.write(batch(&mut rows)?)?;
         }
-        if chunk.len() >= BATCH_ROWS || (end && (!chunk.is_empty() || rows == 0)) {
-            let batch = schema
-                .batch(&chunk, &t.capture, &t.host)
-                .map_err(|e| ExportError::parquet(&where_, e))?;
-            out.write(batch)?;
-            rows += chunk.len() as u64;
-            chunk.clear();
-        }
-        if end {
-            break;
-        }
+    }
+    if !rows.is_empty() || n == 0 {
+        out.write(batch(&mut rows)?)?;
     }
     out.finish()?;
-    Ok(rows)
+    Ok(n)
 }
 
-/// Messages written out as NDJSON while the capture is read.
+/// Messages written out as NDJSON while the capture is read, their columns inferred on the
+/// way.
 struct Spill {
     path: PathBuf,
     out: Option<BufWriter<File>>,
+    schema: ReportSchema,
 }
 
 impl Spill {
@@ -293,6 +294,7 @@ impl Spill {
         Ok(Spill {
             path,
             out: Some(BufWriter::with_capacity(1 << 16, f)),
+            schema: ReportSchema::default(),
         })
     }
 
@@ -300,18 +302,21 @@ impl Spill {
         let Some(out) = &mut self.out else {
             return Ok(());
         };
-        serde_json::to_writer(&mut *out, m)
+        let v = serde_json::to_value(m).map_err(|e| ExportError::io(&self.path, e.into()))?;
+        self.schema.add(&v);
+        serde_json::to_writer(&mut *out, &v)
             .map_err(io::Error::from)
             .and_then(|()| out.write_all(b"\n"))
             .map_err(|e| ExportError::io(&self.path, e))
     }
 
-    /// Flush and close; the path to read back.
-    fn close(&mut self) -> Result<PathBuf, ExportError> {
+    /// Flush and close; the path to read back and the messages' columns.
+    fn close(&mut self) -> Result<(PathBuf, ReportSchema), ExportError> {
         if let Some(mut out) = self.out.take() {
             out.flush().map_err(|e| ExportError::io(&self.path, e))?;
         }
-        Ok(self.path.clone())
+        let schema = std::mem::take(&mut self.schema).finish();
+        Ok((self.path.clone(), schema))
     }
 }
 

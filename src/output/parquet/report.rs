@@ -13,7 +13,8 @@
 //! - arrays, and columns whose values mix kinds (e.g. a string in one row and a number in
 //!   another), are Utf8 holding each value's JSON text.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -75,56 +76,58 @@ impl Kind {
     }
 }
 
-/// One row: flattened column name → leaf value (never an object).
-type Row<'v> = BTreeMap<String, &'v Value>;
-
-/// Flatten `v` (an object) into `row`, names prefixed with `prefix`.
-fn flatten<'v>(prefix: &str, v: &'v Value, row: &mut Row<'v>) {
-    match v {
+/// Call `leaf(path, value)` for every leaf of `item` (an object's keys joined with `_`; a
+/// non-object item is one leaf named `value`), reusing `path` as the buffer for the names.
+fn walk(item: &Value, path: &mut String, leaf: &mut impl FnMut(&str, &Value)) {
+    match item {
         Value::Object(map) => {
+            let len = path.len();
             for (k, x) in map {
-                let name = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}_{k}")
-                };
-                flatten(&name, x, row);
+                if len > 0 {
+                    path.push('_');
+                }
+                path.push_str(k);
+                walk_inner(x, path, leaf);
+                path.truncate(len);
             }
         }
-        leaf => {
-            row.insert(prefix.to_string(), leaf);
-        }
+        other => leaf("value", other),
     }
 }
 
-/// Flatten one item into a row (a non-object item becomes a `value` column).
-fn row(item: &Value) -> Row<'_> {
-    let mut row = Row::new();
-    match item {
-        Value::Object(_) => flatten("", item, &mut row),
-        other => {
-            row.insert("value".to_string(), other);
-        }
+fn walk_inner(v: &Value, path: &mut String, leaf: &mut impl FnMut(&str, &Value)) {
+    match v {
+        Value::Object(_) => walk(v, path, leaf),
+        other => leaf(path, other),
     }
-    row
 }
 
-/// A report table's columns, inferred from its items ([`ReportSchema::add`] each, then
-/// [`ReportSchema::finish`]); then turns items into record batches.
+/// A report table's columns, inferred from its items: [`ReportSchema::add`] each, then
+/// [`ReportSchema::finish`] fixes them; [`ReportSchema::rows`] then collects rows.
 #[derive(Default)]
 pub struct ReportSchema {
     kinds: BTreeMap<String, Kind>,
+    path: String,
     schema: Option<SchemaRef>,
-    columns: Vec<(String, Kind)>,
+    columns: Vec<Kind>,
+    index: HashMap<String, usize>,
 }
 
 impl ReportSchema {
     /// Widen the columns by one item.
     pub fn add(&mut self, item: &Value) {
-        for (name, v) in row(item) {
-            let k = self.kinds.entry(name).or_insert(Kind::Null);
-            *k = k.widen(Kind::of(v));
-        }
+        let kinds = &mut self.kinds;
+        self.path.clear();
+        walk(
+            item,
+            &mut self.path,
+            &mut |name, v| match kinds.get_mut(name) {
+                Some(k) => *k = k.widen(Kind::of(v)),
+                None => {
+                    kinds.insert(name.to_string(), Kind::of(v));
+                }
+            },
+        );
     }
 
     /// Fix the columns: `capture`, `host`, then the flattened keys in alphabetical order.
@@ -159,7 +162,10 @@ impl ReportSchema {
                 .map(|(n, k)| Field::new(n.clone(), k.data_type(), true)),
         );
         self.schema = Some(Arc::new(Schema::new(fields)));
-        self.columns = std::mem::take(kinds).into_iter().collect();
+        for (i, (name, kind)) in std::mem::take(kinds).into_iter().enumerate() {
+            self.index.insert(name, i);
+            self.columns.push(kind);
+        }
         self
     }
 
@@ -170,80 +176,147 @@ impl ReportSchema {
             .unwrap_or_else(|| Arc::new(Schema::empty()))
     }
 
-    /// `items` as a record batch of `capture` taken on `host`.
+    /// Empty rows of this table (after [`ReportSchema::finish`]).
+    pub fn rows(&self) -> ReportRows {
+        ReportRows {
+            cols: self.columns.iter().map(|k| Col::new(*k)).collect(),
+            filled: vec![false; self.columns.len()],
+            path: String::new(),
+            len: 0,
+        }
+    }
+
+    /// `items` as one record batch of `capture` taken on `host`.
     ///
     /// # Errors
-    /// Arrow's error if the columns disagree with the schema (an item not seen by `add`).
+    /// Arrow's error if the columns disagree with the schema (a bug).
     pub fn batch(
         &self,
         items: &[Value],
         capture: &str,
         host: &str,
     ) -> Result<RecordBatch, ArrowError> {
-        let rows: Vec<Row<'_>> = items.iter().map(row).collect();
-        let mut cols: Vec<ArrayRef> = Vec::with_capacity(self.columns.len() + 2);
-        let mut cap = StringBuilder::new();
-        let mut hst = StringBuilder::new();
-        for _ in &rows {
-            cap.append_value(capture);
-            hst.append_value(host);
-        }
-        cols.push(Arc::new(cap.finish()));
-        cols.push(Arc::new(hst.finish()));
-        for (name, kind) in &self.columns {
-            cols.push(column(rows.iter().map(|r| r.get(name).copied()), *kind));
-        }
-        let opts = RecordBatchOptions::new().with_row_count(Some(rows.len()));
-        RecordBatch::try_new_with_options(self.schema(), cols, &opts)
+        let mut rows = self.rows();
+        items.iter().for_each(|it| rows.push(self, it));
+        rows.take_batch(self, capture, host)
     }
 }
 
-/// One column of `kind` from the rows' values (`None`: the row lacks the column).
-fn column<'a>(values: impl Iterator<Item = Option<&'a Value>>, kind: Kind) -> ArrayRef {
-    let values: Vec<Option<&Value>> = values.map(|v| v.filter(|v| !v.is_null())).collect();
-    match kind {
-        Kind::Null => Arc::new(NullArray::new(values.len())),
-        Kind::Bool => {
-            let mut b = BooleanBuilder::with_capacity(values.len());
-            values
-                .iter()
-                .for_each(|v| b.append_option(v.and_then(Value::as_bool)));
-            Arc::new(b.finish())
+/// Rows of a report table being collected into a record batch.
+pub struct ReportRows {
+    cols: Vec<Col>,
+    filled: Vec<bool>,
+    path: String,
+    len: usize,
+}
+
+impl ReportRows {
+    /// Rows collected since the last batch.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no row was collected since the last batch.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Append one item as a row; keys `layout` does not know (not seen by `add`) are ignored.
+    pub fn push(&mut self, layout: &ReportSchema, item: &Value) {
+        let (cols, filled) = (&mut self.cols, &mut self.filled);
+        self.path.clear();
+        walk(item, &mut self.path, &mut |name, v| {
+            if let Some(&i) = layout.index.get(name) {
+                cols[i].push(Some(v).filter(|v| !v.is_null()));
+                filled[i] = true;
+            }
+        });
+        for (c, f) in cols.iter_mut().zip(filled.iter_mut()) {
+            if !*f {
+                c.push(None);
+            }
+            *f = false;
         }
-        Kind::U64 => {
-            let mut b = UInt64Builder::with_capacity(values.len());
-            values
-                .iter()
-                .for_each(|v| b.append_option(v.and_then(Value::as_u64)));
-            Arc::new(b.finish())
+        self.len += 1;
+    }
+
+    /// The rows collected so far as a record batch; the rows start again empty.
+    ///
+    /// # Errors
+    /// Arrow's error if the columns disagree with the schema (a bug).
+    pub fn take_batch(
+        &mut self,
+        layout: &ReportSchema,
+        capture: &str,
+        host: &str,
+    ) -> Result<RecordBatch, ArrowError> {
+        let n = std::mem::take(&mut self.len);
+        let mut cap = StringBuilder::new();
+        let mut hst = StringBuilder::new();
+        for _ in 0..n {
+            cap.append_value(capture);
+            hst.append_value(host);
         }
-        Kind::I64 => {
-            let mut b = Int64Builder::with_capacity(values.len());
-            values
-                .iter()
-                .for_each(|v| b.append_option(v.and_then(Value::as_i64)));
-            Arc::new(b.finish())
+        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.cols.len() + 2);
+        arrays.push(Arc::new(cap.finish()));
+        arrays.push(Arc::new(hst.finish()));
+        arrays.extend(self.cols.iter_mut().map(Col::finish));
+        let opts = RecordBatchOptions::new().with_row_count(Some(n));
+        RecordBatch::try_new_with_options(layout.schema(), arrays, &opts)
+    }
+}
+
+/// One column's builder, by kind.
+enum Col {
+    Null(usize),
+    Bool(BooleanBuilder),
+    U64(UInt64Builder),
+    I64(Int64Builder),
+    F64(Float64Builder),
+    Str(StringBuilder),
+    Json(StringBuilder),
+}
+
+impl Col {
+    fn new(k: Kind) -> Col {
+        match k {
+            Kind::Null => Col::Null(0),
+            Kind::Bool => Col::Bool(BooleanBuilder::new()),
+            Kind::U64 => Col::U64(UInt64Builder::new()),
+            Kind::I64 => Col::I64(Int64Builder::new()),
+            Kind::F64 => Col::F64(Float64Builder::new()),
+            Kind::Str => Col::Str(StringBuilder::new()),
+            Kind::Json => Col::Json(StringBuilder::new()),
         }
-        Kind::F64 => {
-            let mut b = Float64Builder::with_capacity(values.len());
-            values
-                .iter()
-                .for_each(|v| b.append_option(v.and_then(Value::as_f64)));
-            Arc::new(b.finish())
+    }
+
+    /// Append a value (`None`: null), converted to the column's kind.
+    fn push(&mut self, v: Option<&Value>) {
+        match self {
+            Col::Null(n) => *n += 1,
+            Col::Bool(b) => b.append_option(v.and_then(Value::as_bool)),
+            Col::U64(b) => b.append_option(v.and_then(Value::as_u64)),
+            Col::I64(b) => b.append_option(v.and_then(Value::as_i64)),
+            Col::F64(b) => b.append_option(v.and_then(Value::as_f64)),
+            Col::Str(b) => b.append_option(v.and_then(Value::as_str)),
+            Col::Json(b) => match v {
+                Some(v) => {
+                    let _ = write!(b, "{v}");
+                    b.append_value("");
+                }
+                None => b.append_null(),
+            },
         }
-        Kind::Str => {
-            let mut b = StringBuilder::new();
-            values
-                .iter()
-                .for_each(|v| b.append_option(v.and_then(Value::as_str)));
-            Arc::new(b.finish())
-        }
-        Kind::Json => {
-            let mut b = StringBuilder::new();
-            values
-                .iter()
-                .for_each(|v| b.append_option(v.map(|v| v.to_string())));
-            Arc::new(b.finish())
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            Col::Null(n) => Arc::new(NullArray::new(std::mem::take(n))),
+            Col::Bool(b) => Arc::new(b.finish()),
+            Col::U64(b) => Arc::new(b.finish()),
+            Col::I64(b) => Arc::new(b.finish()),
+            Col::F64(b) => Arc::new(b.finish()),
+            Col::Str(b) | Col::Json(b) => Arc::new(b.finish()),
         }
     }
 }
