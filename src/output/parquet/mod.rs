@@ -8,21 +8,21 @@
 //!   arrays, one row per item, columns inferred from the JSON values.
 //!
 //! Memory stays bounded on any capture length: packets are collected into batches of
-//! [`BATCH_ROWS`] rows and written as row groups of [`ROW_GROUP_ROWS`] rows (zstd); reassembled
-//! messages are spilled to a temporary NDJSON file as they complete and turned into the
-//! `messages` table at the end. The file format is Apache Parquet
+//! [`BATCH_ROWS`] rows and written as row groups of [`ROW_GROUP_ROWS`] rows (zstd) on a writer
+//! thread; reassembled messages are spilled to a temporary file as they complete and turned
+//! into the `messages` table at the end. The file format is Apache Parquet
 //! (<https://parquet.apache.org/docs/file-format/>), written with the `parquet` crate.
 
 pub mod file;
+pub mod flat;
 pub mod packets;
 pub mod report;
 
 use std::fs::{self, File};
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::analyze::message::Message;
 use crate::analyze::{Analyzer, Report};
@@ -30,7 +30,7 @@ use crate::decode::{Frame, RocePacket};
 use file::PartFile;
 pub use packets::PacketMeta;
 use packets::PacketRows;
-use report::ReportSchema;
+use report::{ReportRows, TableLayout, TableSpill};
 
 /// Version of the tables' layout, stored in every file's key-value metadata as
 /// `roce_inspect.schema_version`. Raised when a column of `packets` changes meaning or type
@@ -210,8 +210,17 @@ impl Exporter {
         counts.flows = write_items(&t, "flows", &report.flows)?;
         counts.connections = write_items(&t, "connections", &report.connections)?;
         counts.gaps = write_items(&t, "gaps", &report.gaps)?;
-        let (path, schema) = self.spill.close()?;
-        let n = write_table(&t, "messages", schema, spill_values(&path));
+        let (path, layout) = self.spill.close()?;
+        let n = File::open(&path)
+            .map_err(|e| ExportError::io(&path, e))
+            .and_then(|f| {
+                write_table(
+                    &t,
+                    "messages",
+                    &layout,
+                    BufReader::with_capacity(1 << 16, f),
+                )
+            });
         let _ = fs::remove_file(&path);
         counts.messages = n?;
         Ok(counts)
@@ -224,48 +233,36 @@ fn write_items<T: Serialize>(
     table: &str,
     items: &[T],
 ) -> Result<u64, ExportError> {
-    let values = || {
-        items
-            .iter()
-            .map(|it| serde_json::to_value(it).map_err(io::Error::from))
-    };
-    let mut schema = ReportSchema::default();
-    for v in values() {
-        schema.add(&v.map_err(|e| ExportError::io(&t.dir, e))?);
+    let mut spill = TableSpill::new(Vec::new());
+    for it in items {
+        spill
+            .push(it)
+            .map_err(|e| ExportError::io(&file::partition_dir(&t.dir, table, &t.capture), e))?;
     }
-    write_table(t, table, schema.finish(), values())
+    let (bytes, layout) = spill.finish();
+    write_table(t, table, &layout, &bytes[..])
 }
 
-/// The spilled messages, read back line by line.
-fn spill_values(path: &Path) -> Box<dyn Iterator<Item = io::Result<Value>>> {
-    match File::open(path) {
-        Ok(f) => Box::new(
-            BufReader::with_capacity(1 << 16, f)
-                .lines()
-                .map(|l| l.and_then(|l| serde_json::from_str(&l).map_err(io::Error::from))),
-        ),
-        Err(e) => Box::new(std::iter::once(Err(e))),
-    }
-}
-
-/// Write one report table with the columns of `schema` (finished) from `items`, in batches of
+/// Write one report table with the columns of `layout` from its spilled rows, in batches of
 /// [`BATCH_ROWS`] rows. Returns the rows written.
-fn write_table(
+fn write_table<R: Read>(
     t: &ExportTarget,
     table: &str,
-    schema: ReportSchema,
-    items: impl Iterator<Item = io::Result<Value>>,
+    layout: &TableLayout,
+    mut spill: R,
 ) -> Result<u64, ExportError> {
     let where_ = file::partition_dir(&t.dir, table, &t.capture);
-    let mut out = PartFile::create(&t.dir, table, &t.capture, &t.host, schema.schema())?;
-    let mut rows = schema.rows();
+    let mut out = PartFile::create(&t.dir, table, &t.capture, &t.host, layout.schema())?;
+    let mut rows = layout.rows();
     let mut n = 0u64;
-    let batch = |rows: &mut report::ReportRows| {
-        rows.take_batch(&schema, &t.capture, &t.host)
+    let batch = |rows: &mut ReportRows| {
+        rows.take_batch(layout, &t.capture, &t.host)
             .map_err(|e| ExportError::parquet(&where_, e))
     };
-    for v in items {
-        rows.push(&schema, &v.map_err(|e| ExportError::io(&where_, e))?);
+    while rows
+        .read_row(layout, &mut spill)
+        .map_err(|e| ExportError::io(&where_, e))?
+    {
         n += 1;
         if rows.len() >= BATCH_ROWS {
             out.write(batch(&mut rows)?)?;
@@ -278,51 +275,46 @@ fn write_table(
     Ok(n)
 }
 
-/// Messages written out as NDJSON while the capture is read, their columns inferred on the
-/// way.
+/// Messages spilled to a file while the capture is read, their columns inferred on the way.
 struct Spill {
     path: PathBuf,
-    out: Option<BufWriter<File>>,
-    schema: ReportSchema,
+    table: Option<TableSpill<BufWriter<File>>>,
 }
 
 impl Spill {
     fn create(dir: &Path) -> Result<Spill, ExportError> {
         fs::create_dir_all(dir).map_err(|e| ExportError::io(dir, e))?;
-        let path = dir.join(".messages.ndjson.tmp");
+        let path = dir.join(".messages.spill.tmp");
         let f = File::create(&path).map_err(|e| ExportError::io(&path, e))?;
         Ok(Spill {
             path,
-            out: Some(BufWriter::with_capacity(1 << 16, f)),
-            schema: ReportSchema::default(),
+            table: Some(TableSpill::new(BufWriter::with_capacity(1 << 16, f))),
         })
     }
 
     fn push(&mut self, m: &Message) -> Result<(), ExportError> {
-        let Some(out) = &mut self.out else {
-            return Ok(());
-        };
-        let v = serde_json::to_value(m).map_err(|e| ExportError::io(&self.path, e.into()))?;
-        self.schema.add(&v);
-        serde_json::to_writer(&mut *out, &v)
-            .map_err(io::Error::from)
-            .and_then(|()| out.write_all(b"\n"))
-            .map_err(|e| ExportError::io(&self.path, e))
+        match &mut self.table {
+            Some(t) => t.push(m).map_err(|e| ExportError::io(&self.path, e)),
+            None => Ok(()),
+        }
     }
 
     /// Flush and close; the path to read back and the messages' columns.
-    fn close(&mut self) -> Result<(PathBuf, ReportSchema), ExportError> {
-        if let Some(mut out) = self.out.take() {
-            out.flush().map_err(|e| ExportError::io(&self.path, e))?;
-        }
-        let schema = std::mem::take(&mut self.schema).finish();
-        Ok((self.path.clone(), schema))
+    fn close(&mut self) -> Result<(PathBuf, TableLayout), ExportError> {
+        let Some(table) = self.table.take() else {
+            let e = io::Error::other("message spill closed twice");
+            return Err(ExportError::io(&self.path, e));
+        };
+        let (mut out, layout) = table.finish();
+        out.flush().map_err(|e| ExportError::io(&self.path, e))?;
+        Ok((self.path.clone(), layout))
     }
 }
 
 impl Drop for Spill {
+    /// A spill never read back (an error before `finish`) is removed.
     fn drop(&mut self) {
-        if self.out.take().is_some() {
+        if self.table.take().is_some() {
             let _ = fs::remove_file(&self.path);
         }
     }

@@ -1,6 +1,7 @@
 //! The report tables (`flows`, `connections`, `messages`, `gaps`): one row per item of the
-//! `--summary --json` document's array of that name, built from its `serde_json::Value` so that
-//! keys added to the report appear as columns without a change here.
+//! `--summary --json` document's array of that name. Items of any `Serialize` type are
+//! flattened ([`super::flat`]) as their JSON form would be, so keys added to the report appear
+//! as columns without a change here.
 //!
 //! Rules (documented in README, "Parquet export"):
 //! - a nested object's keys are joined to its key with `_` (`psn.gap_events` → `psn_gap_events`;
@@ -8,13 +9,17 @@
 //!   columns null in that row; a column exists only if some row has a value or a `null` for it,
 //!   so an object that is `null` in every row is one all-null column of its own name;
 //! - a column's type comes from its values: non-negative integers → UInt64, integers with a
-//!   negative one → Int64 (Float64 past `i64::MAX`), any fraction → Float64, booleans → Boolean,
-//!   strings → Utf8, nothing but nulls → Null (Parquet's `UNKNOWN` logical type);
+//!   negative one → Int64, any fraction → Float64, booleans → Boolean, strings → Utf8, nothing
+//!   but nulls → Null (Parquet's `UNKNOWN` logical type);
 //! - arrays, and columns whose values mix kinds (e.g. a string in one row and a number in
 //!   another), are Utf8 holding each value's JSON text.
+//!
+//! The columns are known only when every item was seen, so items are first written to a spill
+//! ([`TableSpill`]: a compact binary form, in a file for `messages`) while the columns are
+//! inferred, then read back into record batches ([`ReportRows`]).
 
-use std::collections::{BTreeMap, HashMap};
-use std::fmt::Write as _;
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -22,10 +27,9 @@ use arrow_array::builder::{
 };
 use arrow_array::{ArrayRef, NullArray, RecordBatch, RecordBatchOptions};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
-use serde_json::Value;
+use serde::Serialize;
 
-/// The names of the report tables: keys of the `--summary --json` document holding arrays.
-pub const REPORT_TABLES: [&str; 4] = ["flows", "connections", "messages", "gaps"];
+use super::flat::{Leaf, flatten};
 
 /// What a column's values turned out to be, widened as rows are seen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,15 +45,15 @@ enum Kind {
 }
 
 impl Kind {
-    fn of(v: &Value) -> Kind {
-        match v {
-            Value::Null => Kind::Null,
-            Value::Bool(_) => Kind::Bool,
-            Value::Number(n) if n.is_u64() => Kind::U64,
-            Value::Number(n) if n.is_i64() => Kind::I64,
-            Value::Number(_) => Kind::F64,
-            Value::String(_) => Kind::Str,
-            Value::Array(_) | Value::Object(_) => Kind::Json,
+    fn of(l: &Leaf<'_>) -> Kind {
+        match l {
+            Leaf::Null => Kind::Null,
+            Leaf::Bool(_) => Kind::Bool,
+            Leaf::U64(_) => Kind::U64,
+            Leaf::I64(_) => Kind::I64,
+            Leaf::F64(_) => Kind::F64,
+            Leaf::Str(_) => Kind::Str,
+            Leaf::Json(_) => Kind::Json,
         }
     }
 
@@ -76,129 +80,180 @@ impl Kind {
     }
 }
 
-/// Call `leaf(path, value)` for every leaf of `item` (an object's keys joined with `_`; a
-/// non-object item is one leaf named `value`), reusing `path` as the buffer for the names.
-fn walk(item: &Value, path: &mut String, leaf: &mut impl FnMut(&str, &Value)) {
-    match item {
-        Value::Object(map) => {
-            let len = path.len();
-            for (k, x) in map {
-                if len > 0 {
-                    path.push('_');
-                }
-                path.push_str(k);
-                walk_inner(x, path, leaf);
-                path.truncate(len);
-            }
+/// Spill record: a leaf is `column id` (u32 LE), a tag byte and the value; a row ends with
+/// [`END_OF_ROW`].
+const END_OF_ROW: u32 = u32::MAX;
+const T_NULL: u8 = 0;
+const T_BOOL: u8 = 1;
+const T_U64: u8 = 2;
+const T_I64: u8 = 3;
+const T_F64: u8 = 4;
+const T_STR: u8 = 5;
+const T_JSON: u8 = 6;
+
+fn encode(buf: &mut Vec<u8>, id: u32, l: &Leaf<'_>) {
+    buf.extend_from_slice(&id.to_le_bytes());
+    let text = |buf: &mut Vec<u8>, tag: u8, s: &str| {
+        buf.push(tag);
+        buf.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        buf.extend_from_slice(s.as_bytes());
+    };
+    match l {
+        Leaf::Null => buf.push(T_NULL),
+        Leaf::Bool(b) => buf.extend_from_slice(&[T_BOOL, u8::from(*b)]),
+        Leaf::U64(v) => {
+            buf.push(T_U64);
+            buf.extend_from_slice(&v.to_le_bytes());
         }
-        other => leaf("value", other),
+        Leaf::I64(v) => {
+            buf.push(T_I64);
+            buf.extend_from_slice(&v.to_le_bytes());
+        }
+        Leaf::F64(v) => {
+            buf.push(T_F64);
+            buf.extend_from_slice(&v.to_le_bytes());
+        }
+        Leaf::Str(s) => text(buf, T_STR, s),
+        Leaf::Json(s) => text(buf, T_JSON, s),
     }
 }
 
-fn walk_inner(v: &Value, path: &mut String, leaf: &mut impl FnMut(&str, &Value)) {
-    match v {
-        Value::Object(_) => walk(v, path, leaf),
-        other => leaf(path, other),
-    }
+fn read_u32<R: Read>(r: &mut R) -> io::Result<u32> {
+    let mut b = [0u8; 4];
+    r.read_exact(&mut b)?;
+    Ok(u32::from_le_bytes(b))
 }
 
-/// A report table's columns, inferred from its items: [`ReportSchema::add`] each, then
-/// [`ReportSchema::finish`] fixes them; [`ReportSchema::rows`] then collects rows.
-#[derive(Default)]
-pub struct ReportSchema {
-    kinds: BTreeMap<String, Kind>,
+fn read_8<R: Read>(r: &mut R) -> io::Result<[u8; 8]> {
+    let mut b = [0u8; 8];
+    r.read_exact(&mut b)?;
+    Ok(b)
+}
+
+/// Items of one table written to `out` in spill form, their columns inferred on the way.
+pub struct TableSpill<W: Write> {
+    out: W,
+    ids: HashMap<String, u32>,
+    names: Vec<String>,
+    kinds: Vec<Kind>,
     path: String,
-    schema: Option<SchemaRef>,
-    columns: Vec<Kind>,
-    index: HashMap<String, usize>,
+    buf: Vec<u8>,
+    rows: u64,
 }
 
-impl ReportSchema {
-    /// Widen the columns by one item.
-    pub fn add(&mut self, item: &Value) {
-        let kinds = &mut self.kinds;
-        self.path.clear();
-        walk(
-            item,
-            &mut self.path,
-            &mut |name, v| match kinds.get_mut(name) {
-                Some(k) => *k = k.widen(Kind::of(v)),
-                None => {
-                    kinds.insert(name.to_string(), Kind::of(v));
-                }
-            },
-        );
+impl<W: Write> TableSpill<W> {
+    /// An empty spill writing to `out`.
+    pub fn new(out: W) -> TableSpill<W> {
+        TableSpill {
+            out,
+            ids: HashMap::new(),
+            names: Vec::new(),
+            kinds: Vec::new(),
+            path: String::new(),
+            buf: Vec::new(),
+            rows: 0,
+        }
     }
 
-    /// Fix the columns: `capture`, `host`, then the flattened keys in alphabetical order.
-    pub fn finish(mut self) -> ReportSchema {
-        let kinds = &mut self.kinds;
-        // An object that is `null` in some rows only nulls its columns there: no column of its
-        // own name next to them.
-        let objects: Vec<String> = kinds
-            .iter()
-            .filter(|(n, k)| {
-                **k == Kind::Null
-                    && kinds.keys().any(|m| {
-                        m.strip_prefix(n.as_str())
-                            .is_some_and(|r| r.starts_with('_'))
-                    })
+    /// Items pushed.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Flatten one item and write it out.
+    ///
+    /// # Errors
+    /// The writer's error, or the item's own serialization error.
+    pub fn push<T: Serialize + ?Sized>(&mut self, item: &T) -> io::Result<()> {
+        let TableSpill {
+            ids,
+            names,
+            kinds,
+            path,
+            buf,
+            ..
+        } = self;
+        buf.clear();
+        path.clear();
+        flatten(item, path, &mut |name, l| {
+            let id = match ids.get(name) {
+                Some(&id) => id,
+                None => {
+                    let id = names.len() as u32;
+                    ids.insert(name.to_string(), id);
+                    names.push(name.to_string());
+                    kinds.push(Kind::Null);
+                    id
+                }
+            };
+            let k = &mut kinds[id as usize];
+            *k = k.widen(Kind::of(&l));
+            encode(buf, id, &l);
+        })
+        .map_err(io::Error::other)?;
+        buf.extend_from_slice(&END_OF_ROW.to_le_bytes());
+        self.rows += 1;
+        self.out.write_all(&self.buf)
+    }
+
+    /// The writer and the table's columns: `capture`, `host`, then the flattened keys in
+    /// alphabetical order.
+    pub fn finish(self) -> (W, TableLayout) {
+        let mut order: Vec<usize> = (0..self.names.len())
+            .filter(|&i| {
+                let n = self.names[i].as_str();
+                // An object that is `null` in some rows only nulls its columns there: no column
+                // of its own name next to them. `capture` and `host` are ours.
+                let object = self.kinds[i] == Kind::Null
+                    && self
+                        .names
+                        .iter()
+                        .any(|m| m.strip_prefix(n).is_some_and(|r| r.starts_with('_')));
+                !object && n != "capture" && n != "host"
             })
-            .map(|(n, _)| n.clone())
             .collect();
-        for n in objects {
-            kinds.remove(&n);
-        }
-        // `capture` and `host` come first; a report key of the same name would be ambiguous.
-        kinds.remove("capture");
-        kinds.remove("host");
+        order.sort_by(|&a, &b| self.names[a].cmp(&self.names[b]));
         let mut fields = vec![
             Field::new("capture", DataType::Utf8, false),
             Field::new("host", DataType::Utf8, false),
         ];
-        fields.extend(
-            kinds
-                .iter()
-                .map(|(n, k)| Field::new(n.clone(), k.data_type(), true)),
-        );
-        self.schema = Some(Arc::new(Schema::new(fields)));
-        for (i, (name, kind)) in std::mem::take(kinds).into_iter().enumerate() {
-            self.index.insert(name, i);
-            self.columns.push(kind);
+        let mut col_of = vec![None; self.names.len()];
+        let mut kinds = Vec::with_capacity(order.len());
+        for (c, &i) in order.iter().enumerate() {
+            fields.push(Field::new(&self.names[i], self.kinds[i].data_type(), true));
+            col_of[i] = Some(c);
+            kinds.push(self.kinds[i]);
         }
-        self
+        let layout = TableLayout {
+            schema: Arc::new(Schema::new(fields)),
+            kinds,
+            col_of,
+        };
+        (self.out, layout)
     }
+}
 
-    /// The table's schema (after [`ReportSchema::finish`]).
+/// A report table's columns, and where each spilled column id goes.
+pub struct TableLayout {
+    schema: SchemaRef,
+    kinds: Vec<Kind>,
+    col_of: Vec<Option<usize>>,
+}
+
+impl TableLayout {
+    /// The table's schema.
     pub fn schema(&self) -> SchemaRef {
-        self.schema
-            .clone()
-            .unwrap_or_else(|| Arc::new(Schema::empty()))
+        self.schema.clone()
     }
 
-    /// Empty rows of this table (after [`ReportSchema::finish`]).
+    /// Empty rows of this table.
     pub fn rows(&self) -> ReportRows {
         ReportRows {
-            cols: self.columns.iter().map(|k| Col::new(*k)).collect(),
-            filled: vec![false; self.columns.len()],
-            path: String::new(),
+            cols: self.kinds.iter().map(|k| Col::new(*k)).collect(),
+            filled: vec![false; self.kinds.len()],
+            text: Vec::new(),
             len: 0,
         }
-    }
-
-    /// `items` as one record batch of `capture` taken on `host`.
-    ///
-    /// # Errors
-    /// Arrow's error if the columns disagree with the schema (a bug).
-    pub fn batch(
-        &self,
-        items: &[Value],
-        capture: &str,
-        host: &str,
-    ) -> Result<RecordBatch, ArrowError> {
-        let mut rows = self.rows();
-        items.iter().for_each(|it| rows.push(self, it));
-        rows.take_batch(self, capture, host)
     }
 }
 
@@ -206,7 +261,7 @@ impl ReportSchema {
 pub struct ReportRows {
     cols: Vec<Col>,
     filled: Vec<bool>,
-    path: String,
+    text: Vec<u8>,
     len: usize,
 }
 
@@ -221,23 +276,61 @@ impl ReportRows {
         self.len == 0
     }
 
-    /// Append one item as a row; keys `layout` does not know (not seen by `add`) are ignored.
-    pub fn push(&mut self, layout: &ReportSchema, item: &Value) {
-        let (cols, filled) = (&mut self.cols, &mut self.filled);
-        self.path.clear();
-        walk(item, &mut self.path, &mut |name, v| {
-            if let Some(&i) = layout.index.get(name) {
-                cols[i].push(Some(v).filter(|v| !v.is_null()));
-                filled[i] = true;
+    /// Read one spilled row from `r` and append it; `false` at the end of the spill.
+    ///
+    /// # Errors
+    /// The reader's error, or a damaged spill (`InvalidData`).
+    pub fn read_row<R: Read>(&mut self, layout: &TableLayout, r: &mut R) -> io::Result<bool> {
+        let mut first = true;
+        loop {
+            let mut idb = [0u8; 4];
+            match r.read_exact(&mut idb) {
+                Err(e) if first && e.kind() == io::ErrorKind::UnexpectedEof => return Ok(false),
+                other => other?,
             }
-        });
-        for (c, f) in cols.iter_mut().zip(filled.iter_mut()) {
+            first = false;
+            let id = u32::from_le_bytes(idb);
+            if id == END_OF_ROW {
+                break;
+            }
+            let mut tag = [0u8; 1];
+            r.read_exact(&mut tag)?;
+            let leaf = match tag[0] {
+                T_NULL => Leaf::Null,
+                T_BOOL => {
+                    r.read_exact(&mut tag)?;
+                    Leaf::Bool(tag[0] != 0)
+                }
+                T_U64 => Leaf::U64(u64::from_le_bytes(read_8(r)?)),
+                T_I64 => Leaf::I64(i64::from_le_bytes(read_8(r)?)),
+                T_F64 => Leaf::F64(f64::from_le_bytes(read_8(r)?)),
+                t @ (T_STR | T_JSON) => {
+                    let n = read_u32(r)? as usize;
+                    self.text.resize(n, 0);
+                    r.read_exact(&mut self.text)?;
+                    let s = std::str::from_utf8(&self.text)
+                        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                    if t == T_STR {
+                        Leaf::Str(s)
+                    } else {
+                        Leaf::Json(s.to_string())
+                    }
+                }
+                _ => return Err(io::Error::new(io::ErrorKind::InvalidData, "bad spill tag")),
+            };
+            if let Some(c) = layout.col_of.get(id as usize).copied().flatten() {
+                self.cols[c].push(&leaf);
+                self.filled[c] = true;
+            }
+        }
+        for (c, f) in self.cols.iter_mut().zip(self.filled.iter_mut()) {
             if !*f {
-                c.push(None);
+                c.push(&Leaf::Null);
             }
             *f = false;
         }
         self.len += 1;
+        Ok(true)
     }
 
     /// The rows collected so far as a record batch; the rows start again empty.
@@ -246,7 +339,7 @@ impl ReportRows {
     /// Arrow's error if the columns disagree with the schema (a bug).
     pub fn take_batch(
         &mut self,
-        layout: &ReportSchema,
+        layout: &TableLayout,
         capture: &str,
         host: &str,
     ) -> Result<RecordBatch, ArrowError> {
@@ -263,6 +356,19 @@ impl ReportRows {
         arrays.extend(self.cols.iter_mut().map(Col::finish));
         let opts = RecordBatchOptions::new().with_row_count(Some(n));
         RecordBatch::try_new_with_options(layout.schema(), arrays, &opts)
+    }
+}
+
+/// A leaf as JSON text (for columns of mixed kinds).
+fn json_text(l: &Leaf<'_>) -> String {
+    match l {
+        Leaf::Null => "null".to_string(),
+        Leaf::Bool(b) => b.to_string(),
+        Leaf::U64(v) => v.to_string(),
+        Leaf::I64(v) => v.to_string(),
+        Leaf::F64(v) => serde_json::to_string(v).unwrap_or_default(),
+        Leaf::Str(s) => serde_json::to_string(s).unwrap_or_default(),
+        Leaf::Json(t) => t.clone(),
     }
 }
 
@@ -290,22 +396,26 @@ impl Col {
         }
     }
 
-    /// Append a value (`None`: null), converted to the column's kind.
-    fn push(&mut self, v: Option<&Value>) {
-        match self {
-            Col::Null(n) => *n += 1,
-            Col::Bool(b) => b.append_option(v.and_then(Value::as_bool)),
-            Col::U64(b) => b.append_option(v.and_then(Value::as_u64)),
-            Col::I64(b) => b.append_option(v.and_then(Value::as_i64)),
-            Col::F64(b) => b.append_option(v.and_then(Value::as_f64)),
-            Col::Str(b) => b.append_option(v.and_then(Value::as_str)),
-            Col::Json(b) => match v {
-                Some(v) => {
-                    let _ = write!(b, "{v}");
-                    b.append_value("");
-                }
-                None => b.append_null(),
-            },
+    /// Append a leaf (null for `Leaf::Null`), converted to the column's kind (the kind was
+    /// widened to hold every leaf of the column).
+    fn push(&mut self, l: &Leaf<'_>) {
+        match (self, l) {
+            (Col::Null(n), _) => *n += 1,
+            (Col::Bool(b), Leaf::Bool(v)) => b.append_value(*v),
+            (Col::U64(b), Leaf::U64(v)) => b.append_value(*v),
+            (Col::I64(b), Leaf::U64(v)) => b.append_option(i64::try_from(*v).ok()),
+            (Col::I64(b), Leaf::I64(v)) => b.append_value(*v),
+            (Col::F64(b), Leaf::U64(v)) => b.append_value(*v as f64),
+            (Col::F64(b), Leaf::I64(v)) => b.append_value(*v as f64),
+            (Col::F64(b), Leaf::F64(v)) => b.append_value(*v),
+            (Col::Str(b), Leaf::Str(v)) => b.append_value(v),
+            (Col::Json(b), Leaf::Null) => b.append_null(),
+            (Col::Json(b), l) => b.append_value(json_text(l)),
+            (Col::Bool(b), _) => b.append_null(),
+            (Col::U64(b), _) => b.append_null(),
+            (Col::I64(b), _) => b.append_null(),
+            (Col::F64(b), _) => b.append_null(),
+            (Col::Str(b), _) => b.append_null(),
         }
     }
 
@@ -337,9 +447,9 @@ mod tests {
             json!({"id": 1, "psn": {"first": null, "last": 9}, "ce_fraction": 0.0,
                    "transport": "UD", "msn": [], "nak": {"frame": 7}, "delta": -2, "odd": "x", "retx": null}),
         ];
-        let mut t = ReportSchema::default();
-        items.iter().for_each(|i| t.add(i));
-        let t = t.finish();
+        let mut spill = TableSpill::new(Vec::new());
+        items.iter().for_each(|i| spill.push(i).unwrap());
+        let (bytes, t) = spill.finish();
         let names: Vec<_> = t
             .schema()
             .fields()
@@ -363,7 +473,11 @@ mod tests {
                 "transport"
             ]
         );
-        let b = t.batch(&items, "a.pcap", "h").unwrap();
+        let mut rows = t.rows();
+        let mut r = &bytes[..];
+        while rows.read_row(&t, &mut r).unwrap() {}
+        assert_eq!(rows.len(), 2);
+        let b = rows.take_batch(&t, "a.pcap", "h").unwrap();
         let col = |n: &str| b.column_by_name(n).unwrap().clone();
         assert_eq!(col("capture").as_string::<i32>().value(1), "a.pcap");
         assert_eq!(col("id").as_primitive::<UInt64Type>().value(1), 1);
@@ -389,8 +503,11 @@ mod tests {
 
     #[test]
     fn empty_table_has_capture_and_host_only() {
-        let t = ReportSchema::default().finish();
+        let (bytes, t) = TableSpill::new(Vec::new()).finish();
+        assert!(bytes.is_empty());
         assert_eq!(t.schema().fields().len(), 2);
-        assert_eq!(t.batch(&[], "a.pcap", "h").unwrap().num_rows(), 0);
+        let mut rows = t.rows();
+        assert!(!rows.read_row(&t, &mut &bytes[..]).unwrap());
+        assert_eq!(rows.take_batch(&t, "a.pcap", "h").unwrap().num_rows(), 0);
     }
 }
