@@ -150,8 +150,8 @@ pub struct PacketRows {
     b: Builders,
     schema: SchemaRef,
     rows: usize,
-    /// The last source and destination addresses and their text: most packets repeat them.
-    addr_cache: [(Option<Address>, String); 2],
+    /// Recent addresses and their text: most packets repeat the two ends of a few flows.
+    addr_cache: AddrCache,
 }
 
 impl PacketRows {
@@ -189,10 +189,8 @@ impl PacketRows {
         b.caplen.append_value(m.caplen);
         link(b, m.link);
         b.roce.append_value(p.version.name());
-        let src = cached_addr(&mut self.addr_cache[0], &p.src);
-        b.src.append_value(src);
-        let dst = cached_addr(&mut self.addr_cache[1], &p.dst);
-        b.dst.append_value(dst);
+        b.src.append_value(self.addr_cache.text(&p.src));
+        b.dst.append_value(self.addr_cache.text(&p.dst));
         b.ecn.append_option(p.ecn.map(|e| e.name()));
         b.dscp.append_option(p.dscp);
         b.hop_limit.append_option(p.hop_limit);
@@ -231,14 +229,30 @@ impl Default for PacketRows {
     }
 }
 
-/// `a` as text (as `read --json` writes it), formatted only when it differs from the last one.
-fn cached_addr<'c>(cache: &'c mut (Option<Address>, String), a: &Address) -> &'c str {
-    if cache.0 != Some(*a) {
-        cache.1.clear();
-        let _ = write!(cache.1, "{a}");
-        cache.0 = Some(*a);
+/// The text of the last few addresses seen (as `read --json` writes them).
+#[derive(Default)]
+struct AddrCache {
+    slots: [(Option<Address>, String); 4],
+    next: usize,
+}
+
+impl AddrCache {
+    /// `a` as text, formatted only when it is not among the last four.
+    fn text(&mut self, a: &Address) -> &str {
+        let i = match self.slots.iter().position(|(k, _)| *k == Some(*a)) {
+            Some(i) => i,
+            None => {
+                let i = self.next;
+                self.next = (i + 1) % self.slots.len();
+                let slot = &mut self.slots[i];
+                slot.1.clear();
+                let _ = write!(slot.1, "{a}");
+                slot.0 = Some(*a);
+                i
+            }
+        };
+        &self.slots[i].1
     }
-    &cache.1
 }
 
 fn link(b: &mut Builders, l: &LinkSummary) {

@@ -30,6 +30,7 @@ use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use serde::Serialize;
 
 use super::flat::{Leaf, flatten};
+use crate::analyze::fxhash::FxBuild;
 
 /// What a column's values turned out to be, widened as rows are seen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,7 +134,10 @@ fn read_8<R: Read>(r: &mut R) -> io::Result<[u8; 8]> {
 /// Items of one table written to `out` in spill form, their columns inferred on the way.
 pub struct TableSpill<W: Write> {
     out: W,
-    ids: HashMap<String, u32>,
+    ids: HashMap<String, u32, FxBuild>,
+    /// The column id of each leaf position of the last item: items of one type mostly have the
+    /// same leaves in the same order, so a name is checked against one guess before hashing.
+    seq: Vec<u32>,
     names: Vec<String>,
     kinds: Vec<Kind>,
     path: String,
@@ -146,7 +150,8 @@ impl<W: Write> TableSpill<W> {
     pub fn new(out: W) -> TableSpill<W> {
         TableSpill {
             out,
-            ids: HashMap::new(),
+            ids: HashMap::default(),
+            seq: Vec::new(),
             names: Vec::new(),
             kinds: Vec::new(),
             path: String::new(),
@@ -167,6 +172,7 @@ impl<W: Write> TableSpill<W> {
     pub fn push<T: Serialize + ?Sized>(&mut self, item: &T) -> io::Result<()> {
         let TableSpill {
             ids,
+            seq,
             names,
             kinds,
             path,
@@ -175,17 +181,28 @@ impl<W: Write> TableSpill<W> {
         } = self;
         buf.clear();
         path.clear();
+        let mut pos = 0;
         flatten(item, path, &mut |name, l| {
-            let id = match ids.get(name) {
-                Some(&id) => id,
+            let guess = seq.get(pos).copied();
+            let id = match guess.filter(|&g| names[g as usize] == name) {
+                Some(id) => id,
                 None => {
-                    let id = names.len() as u32;
-                    ids.insert(name.to_string(), id);
-                    names.push(name.to_string());
-                    kinds.push(Kind::Null);
+                    let id = match ids.get(name) {
+                        Some(&id) => id,
+                        None => {
+                            let id = names.len() as u32;
+                            ids.insert(name.to_string(), id);
+                            names.push(name.to_string());
+                            kinds.push(Kind::Null);
+                            id
+                        }
+                    };
+                    seq.truncate(pos);
+                    seq.push(id);
                     id
                 }
             };
+            pos += 1;
             let k = &mut kinds[id as usize];
             *k = k.widen(Kind::of(&l));
             encode(buf, id, &l);
