@@ -76,7 +76,7 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__capture)
-            opts="-i -w -c -f -V -n -q -h --snaplen --promisc --buffer-size --write --buffered --duration --parquet --host --count --filter --qp --opcode --json --verbose --all --color --roce-port --summary --quiet --messages --gaps --mtu --max-flows --help"
+            opts="-i -w -c -f -V -n -q -h --snaplen --promisc --buffer-size --write --buffered --duration --parquet --host --count --filter --qp --opcode --json --verbose --all --color --roce-port --vxlan-port --mirror-time --summary --quiet --messages --gaps --mtu --max-flows --encap-session --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -143,6 +143,10 @@ _roce__inspect() {
                     return 0
                     ;;
                 --roce-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vxlan-port)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -382,13 +386,17 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__read)
-            opts="-r -c -f -V -n -q -h --count --filter --qp --opcode --json --verbose --all --color --roce-port --summary --quiet --messages --gaps --mtu --max-flows --help"
+            opts="-r -c -f -V -n -q -h --threads --count --filter --qp --opcode --json --verbose --all --color --roce-port --vxlan-port --mirror-time --summary --quiet --messages --gaps --mtu --max-flows --encap-session --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -r)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threads)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -421,6 +429,10 @@ _roce__inspect() {
                     return 0
                     ;;
                 --roce-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vxlan-port)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

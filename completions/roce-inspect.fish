@@ -34,6 +34,7 @@ complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "list" -d 
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "interfaces" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s r -d 'The capture file, tcpdump style (`read -r trace.pcap`); same as FILE' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l threads -d 'Threads that decode and format packets (default: the cores available). The output is the same whatever the number; 1 reads on one thread. Several threads are used for pcap/pcapng files (not standard input) and not with --mirror-time' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s c -l count -d 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s f -l filter -d 'libpcap BPF filter expression, like tcpdump\'s, e.g. `-f \'udp port 4791 and host 10.0.0.1\'`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l qp -d 'Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`. Reports (`--summary`, `--messages`, `--gaps`) still cover every flow' -r
@@ -42,16 +43,19 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l color
 always\t'Always colour (overrides NO_COLOR)'
 never\t'Never colour'"
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l roce-port -d 'Also decode UDP destination port N as RoCEv2 (repeatable), e.g. `--roce-port 9741`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l vxlan-port -d 'Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable), e.g. `--vxlan-port 8472` for Linux\'s old default' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l mtu -d 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l max-flows -d 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l json -d 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s V -l verbose -d 'Print the full header tree of every packet, like `tshark -V`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l all -d 'Also list frames that are not RoCE, one short line each'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s n -d 'Accepted for tcpdump compatibility; addresses are never resolved to names'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l mirror-time -d 'Time mirrored frames by their ERSPAN type III hardware timestamp instead of the collector\'s capture time (frames without one keep the capture time)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l summary -d 'Print the analysis report at the end: QP connections and flows, PSN gaps and retransmissions, NAKs, ECN/CNP congestion, ICRC failures. With `--json`, one JSON document instead of per-packet lines: `read t.pcap --summary --json | jq \'.flows[] | {dest_qp, psn}\'`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s q -l quiet -d 'Print only the reports, not the packets (`-q` alone means `--summary -q`), like `tshark -q`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l messages -d 'List the reassembled messages (SEND, WRITE, READ, atomics) per flow; NDJSON with `--json`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l gaps -d 'List the PSN gaps with their NAK and retransmission (the loss stories); NDJSON with `--json`'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l encap-session -d 'Split flows by mirror session too: the ERSPAN session ID or VXLAN VNI the frame came through (one job mirrored from several ports)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s i -d 'The interface, tcpdump style (`capture -i eth0`); same as IFACE' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l snaplen -d 'Bytes kept of each frame (1-262144); longer frames are cut and their ICRC is reported as not checkable' -r
@@ -68,6 +72,7 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l co
 always\t'Always colour (overrides NO_COLOR)'
 never\t'Never colour'"
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l roce-port -d 'Also decode UDP destination port N as RoCEv2 (repeatable), e.g. `--roce-port 9741`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l vxlan-port -d 'Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable), e.g. `--vxlan-port 8472` for Linux\'s old default' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l mtu -d 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l max-flows -d 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l promisc -d 'Put the interface into promiscuous mode (off by default; a mirror port usually needs it)'
@@ -76,10 +81,12 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l js
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s V -l verbose -d 'Print the full header tree of every packet, like `tshark -V`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l all -d 'Also list frames that are not RoCE, one short line each'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s n -d 'Accepted for tcpdump compatibility; addresses are never resolved to names'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l mirror-time -d 'Time mirrored frames by their ERSPAN type III hardware timestamp instead of the collector\'s capture time (frames without one keep the capture time)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l summary -d 'Print the analysis report at the end: QP connections and flows, PSN gaps and retransmissions, NAKs, ECN/CNP congestion, ICRC failures. With `--json`, one JSON document instead of per-packet lines: `read t.pcap --summary --json | jq \'.flows[] | {dest_qp, psn}\'`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s q -l quiet -d 'Print only the reports, not the packets (`-q` alone means `--summary -q`), like `tshark -q`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l messages -d 'List the reassembled messages (SEND, WRITE, READ, atomics) per flow; NDJSON with `--json`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l gaps -d 'List the PSN gaps with their NAK and retransmission (the loss stories); NDJSON with `--json`'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l encap-session -d 'Split flows by mirror session too: the ERSPAN session ID or VXLAN VNI the frame came through (one job mirrored from several ports)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l peer -d 'Be the client and write to this server: an IPv4 address, an IPv6 address, or a GID' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand generate" -l oob-port -d 'TCP port of the out-of-band exchange (QPN, PSN, GID, rkey, address, MTU)' -r

@@ -1,47 +1,60 @@
 #!/usr/bin/env bash
-# Time roce-inspect against tcpdump and tshark on the same generated RoCEv2 trace.
+# roce-inspect against a bare libpcap loop, tcpdump and tshark on the same generated captures,
+# side by side in one run: medians of 5 (wall time, peak RSS by GNU time), with `taskset -c 0`
+# for the one-core figures.
 #
-#   scripts/bench-vs-tshark.sh [PACKETS]      (default 1000000)
+#   scripts/bench-vs-tshark.sh [PACKETS] [RUNS]     (defaults 1000000, 5)
 #
-# Generates the trace with examples/make_trace.rs (8 RC QP pairs, 64-byte WRITE ONLY + ACK,
-# valid ICRCs), then reports wall time and peak RSS (GNU time) for each reader, best of 3.
+# Traces: examples/make_trace.rs (8 RC QP pairs, 64-byte WRITE ONLY + ACK, ~138 B per frame)
+# and examples/make_mixed.rs (the sample scenarios tiled: PMTU 1024 WRITEs with loss and
+# go-back-N, READs with timeouts, incast with CE and CNPs), both with valid ICRCs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-1000000}
+RUNS=${2:-5}
 OUT=${BENCH_OUT:-bench-out}
 mkdir -p "$OUT"
-TRACE="$OUT/trace-$N.pcap"
-cargo build --release --quiet --example make_trace
+cargo build --release --quiet --example make_trace --example make_mixed --example pcap_loop
 cargo build --release --quiet
-[ -f "$TRACE" ] || ./target/release/examples/make_trace "$TRACE" "$N"
+SMALL="$OUT/trace-$N.pcap"
+MIXED="$OUT/mixed-$((N / 2)).pcap"
+[ -f "$SMALL" ] || ./target/release/examples/make_trace "$SMALL" "$N" > /dev/null
+[ -f "$MIXED" ] || ./target/release/examples/make_mixed "$MIXED" "$((N / 2))" > /dev/null
 BIN=./target/release/roce-inspect
+LOOP=./target/release/examples/pcap_loop
 TIME=/usr/bin/time
-[ -x "$TIME" ] || { echo "GNU time (/usr/bin/time) is needed for RSS figures" >&2; TIME=""; }
+[ -x "$TIME" ] || { echo "GNU time (/usr/bin/time) is needed (Debian package time)" >&2; exit 1; }
+THREADS=""
+$BIN read --help | grep -q -- '--threads' && THREADS=yes
 
+# median of RUNS wall times (s) and the peak RSS (MB) of that run
 run() {
   local name=$1; shift
-  local best="" rss=""
-  for _ in 1 2 3; do
-    if [ -n "$TIME" ]; then
-      "$TIME" -f "%e %M" -o "$OUT/time.txt" "$@" > /dev/null 2>"$OUT/stderr.txt" || true
-      read -r t m < "$OUT/time.txt"
-    else
-      local s=$(date +%s.%N); "$@" > /dev/null 2>&1 || true; local e=$(date +%s.%N)
-      t=$(echo "$e - $s" | bc); m=0
-    fi
-    if [ -z "$best" ] || (( $(echo "$t < $best" | bc) )); then best=$t; rss=$m; fi
+  : > "$OUT/runs.txt"
+  for _ in $(seq "$RUNS"); do
+    "$TIME" -f "%e %M" -o "$OUT/time.txt" "$@" > /dev/null 2> "$OUT/stderr.txt" || true
+    cat "$OUT/time.txt" >> "$OUT/runs.txt"
   done
-  printf '%-42s %8.2f s %8.1f MB\n' "$name" "$best" "$(echo "$rss / 1024" | bc -l)"
+  sort -n "$OUT/runs.txt" | awk -v n="$RUNS" -v name="$name" \
+    'NR == int((n + 1) / 2) { printf "%-48s %8.3f s %8.1f MB\n", name, $1, $2 / 1024 }'
 }
 
-echo "trace: $TRACE ($(du -h "$TRACE" | cut -f1), $N packets)"
-run "roce-inspect read (text)" $BIN read "$TRACE"
-run "roce-inspect read --json" $BIN read "$TRACE" --json
-if $BIN read --help | grep -q -- '--summary'; then
-  run "roce-inspect read --summary" $BIN read "$TRACE" --summary -q
-fi
-command -v tcpdump >/dev/null && run "tcpdump -nn -r" tcpdump -nn -r "$TRACE"
-if command -v tshark >/dev/null; then
-  run "tshark -T fields (2 fields)" tshark -r "$TRACE" -T fields -e infiniband.bth.destqp -e infiniband.bth.psn
-  run "tshark -q -z io,phs" tshark -r "$TRACE" -q -z io,phs
-fi
+bench() {
+  local trace=$1
+  echo "== $trace ($(du -h "$trace" | cut -f1), $($LOOP "$trace" | cut -d' ' -f1) frames), median of $RUNS"
+  run "libpcap pcap_next_ex loop (1 core)" taskset -c 0 $LOOP "$trace"
+  run "roce-inspect read -q (1 core)" taskset -c 0 $BIN read -q "$trace"
+  if [ -n "$THREADS" ]; then
+    run "roce-inspect read -q --threads 1" $BIN read -q --threads 1 "$trace"
+    run "roce-inspect read -q --threads 2" $BIN read -q --threads 2 "$trace"
+  fi
+  run "roce-inspect read -q" $BIN read -q "$trace"
+  run "roce-inspect read (text)" $BIN read "$trace"
+  run "roce-inspect read --json" $BIN read "$trace" --json
+  run "tcpdump -nn -r" tcpdump -nn -r "$trace"
+  run "tshark -T fields (2 fields)" tshark -r "$trace" -T fields -e infiniband.bth.destqp -e infiniband.bth.psn
+  run "tshark -q -z io,phs" tshark -r "$trace" -q -z io,phs
+}
+
+bench "$SMALL"
+bench "$MIXED"

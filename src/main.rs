@@ -14,7 +14,7 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let result = match &cli.command {
-        Command::Read(a) => pipeline::read_file(a.path(), &a.display),
+        Command::Read(a) => pipeline::read_file(a.path(), &a.display, a.threads()),
         Command::Capture(a) => capture::capture(a),
         Command::Export(a) => export::export(a),
         Command::Generate(a) => roce_inspect::generate::run(a).map(|()| Outcome::Ok),

@@ -990,3 +990,66 @@ fn list_shows_interfaces_and_offload_note() {
         );
     }
 }
+
+/// `-f 'udp port 4791'` on a live Ethernet interface: the priority-tagged (VLAN 0, PCP 3) and
+/// QinQ RoCE frames it misses are counted in one stderr line at the end, and neither shown nor
+/// saved with `-w`; the untagged ones are captured as before.
+#[test]
+fn capture_veth_filter_counts_missed_tagged_frames() {
+    if !privileged("capture_veth_filter_counts_missed_tagged_frames") {
+        return;
+    }
+    let ns = Netns::new();
+    ns.ip(&["link", "add", "va", "type", "veth", "peer", "name", "vb"]);
+    ns.ip(&["link", "set", "va", "up"]);
+    ns.ip(&["link", "set", "vb", "up"]);
+    let p = sample_packets();
+    let frames = [
+        eth_frame(&[(0x8100, 0x6000)], 0x0800, &rocev2_ip(&p[3], 4791)),
+        eth_frame(&[], 0x0800, &rocev2_ip(&p[0], 4791)),
+        eth_frame(&[(0x8100, 0x6000)], 0x0800, &rocev2_ip(&p[2], 53)),
+        eth_frame(
+            &[(0x88a8, 10), (0x8100, 20)],
+            0x0800,
+            &rocev2_ip(&p[4], 4791),
+        ),
+        eth_frame(&[], 0x0800, &rocev2_ip(&p[1], 4791)),
+    ];
+    let dir = tempfile::tempdir().expect("tempdir");
+    let saved = dir.path().join("saved.pcap");
+    let mut cap = Capture::start(
+        &ns,
+        &[
+            "vb",
+            "-c",
+            "2",
+            "--json",
+            "-f",
+            "udp port 4791",
+            "-w",
+            saved.to_str().unwrap(),
+        ],
+    );
+    ns.run_in(move || {
+        let mut tx = pcap::Capture::from_device("va")
+            .and_then(|c| c.open())
+            .expect("open va for sending");
+        for f in &frames {
+            tx.sendpacket(f.as_slice()).expect("sendpacket");
+        }
+    });
+    let st = cap.wait_exit(20);
+    let err = cap.stderr_lines();
+    assert!(st.success(), "exit {st}: {err:?}");
+    let got = json_lines(&cap.stdout_lines());
+    assert_eq!(got.len(), 2, "{got:#?}");
+    assert_eq!(got[0]["bth"]["psn"], p[0].psn as u64);
+    assert_eq!(got[1]["bth"]["psn"], p[1].psn as u64);
+    assert!(
+        err.iter()
+            .any(|l| l.contains("2 tagged RoCE frames were not matched")
+                && l.contains("(vlan and (udp port 4791 or (vlan and udp port 4791)))")),
+        "{err:?}"
+    );
+    assert_eq!(read_json(&saved).len(), 2, "only matched frames are saved");
+}

@@ -16,18 +16,26 @@ fn file(name: &str) -> String {
     p.to_string_lossy().into_owned()
 }
 
+/// Run roce-inspect with the default (mapped) reader and with libpcap's
+/// (`ROCE_INSPECT_READER=libpcap`): both must give the same status, output and errors.
 fn run(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::cargo_bin("roce-inspect")
-        .unwrap()
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    let go = |reader: &str| {
+        let out = Command::cargo_bin("roce-inspect")
+            .unwrap()
+            .env("NO_COLOR", "1")
+            .env("ROCE_INSPECT_READER", reader)
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let mapped = go("");
+    assert_eq!(mapped, go("libpcap"), "the two readers differ on {args:?}");
+    mapped
 }
 
 /// `read F --summary --json [extra]`: the report document; exit status 0 and nothing on stderr.

@@ -231,13 +231,25 @@ fn run_tshark(file: &Path) -> BTreeMap<u64, Row> {
     rows
 }
 
+/// `read FILE --json`, with the default (mapped) reader; libpcap's reader
+/// (`ROCE_INSPECT_READER=libpcap`) must print the same.
 fn run_ours(file: &Path) -> BTreeMap<u64, Value> {
-    let out = Command::new(BIN)
-        .arg("read")
-        .arg(file)
-        .arg("--json")
-        .output()
-        .expect("running roce-inspect");
+    let go = |reader: &str| {
+        Command::new(BIN)
+            .arg("read")
+            .arg(file)
+            .arg("--json")
+            .env("ROCE_INSPECT_READER", reader)
+            .output()
+            .expect("running roce-inspect")
+    };
+    let out = go("");
+    let lib = go("libpcap");
+    assert!(
+        out.stdout == lib.stdout && out.status.code() == lib.status.code(),
+        "{}: the mapped and libpcap readers differ",
+        file.display()
+    );
     assert!(
         out.status.success(),
         "roce-inspect failed on {}: {}",

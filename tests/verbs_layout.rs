@@ -120,6 +120,19 @@ fn expectations() -> Vec<(&'static str, &'static str, usize)> {
         off!(ibv_mr, lkey, lkey),
         off!(ibv_mr, rkey, rkey),
         off!(ibv_qp, qp_num, qp_num),
+        // The RDMA sniffer (src/source/sniffer/verbs.rs).
+        size!(ibv_flow_attr),
+        off!(ibv_flow_attr, comp_mask, comp_mask),
+        off!(ibv_flow_attr, type, type_),
+        off!(ibv_flow_attr, size, size),
+        off!(ibv_flow_attr, priority, priority),
+        off!(ibv_flow_attr, num_of_specs, num_of_specs),
+        off!(ibv_flow_attr, port, port),
+        off!(ibv_flow_attr, flags, flags),
+        off!(ibv_recv_wr, wr_id, wr_id),
+        off!(ibv_recv_wr, next, next),
+        off!(ibv_comp_channel, fd, fd),
+        off!(ibv_qp_init_attr, recv_cq, recv_cq),
     ]
 }
 
@@ -183,6 +196,25 @@ fn constants() -> Vec<(&'static str, &'static str, usize)> {
         val!(IBV_MTU_4096, ibv_mtu::IBV_MTU_4096),
         val!(IBV_PORT_ACTIVE, ibv_port_state::IBV_PORT_ACTIVE),
         val!(IBV_WC_RETRY_EXC_ERR, ibv_wc_status::IBV_WC_RETRY_EXC_ERR),
+        // The RDMA sniffer's QP type, flow rule type and the completion statuses its ring
+        // tells apart (declared in src/source/sniffer/ring.rs).
+        val!(IBV_QPT_RAW_PACKET, ibv_qp_type::IBV_QPT_RAW_PACKET),
+        val!(
+            IBV_FLOW_ATTR_SNIFFER,
+            ibv_flow_attr_type::IBV_FLOW_ATTR_SNIFFER
+        ),
+        val!(
+            IBV_WC_SUCCESS,
+            roce_inspect::source::sniffer::ring::WC_SUCCESS
+        ),
+        val!(
+            IBV_WC_LOC_LEN_ERR,
+            roce_inspect::source::sniffer::ring::WC_LOC_LEN_ERR
+        ),
+        val!(
+            IBV_WC_WR_FLUSH_ERR,
+            roce_inspect::source::sniffer::ring::WC_WR_FLUSH_ERR
+        ),
     ]
 }
 
@@ -238,4 +270,7 @@ fn rdma_sys_structs_match_verbs_h() {
     assert_eq!(c_values["sizeof ibv_qp_attr"], 144);
     assert_eq!(c_values["IBV_LINK_LAYER_ETHERNET"], 2);
     assert_eq!(c_values["IBV_QP_DEST_QPN"], 1 << 20);
+    assert_eq!(c_values["sizeof ibv_flow_attr"], 20);
+    assert_eq!(c_values["IBV_FLOW_ATTR_SNIFFER"], 3);
+    assert_eq!(c_values["IBV_QPT_RAW_PACKET"], 8);
 }

@@ -148,6 +148,7 @@ pub(super) fn build(mut a: Analyzer) -> Report {
                 src: f.key.src.to_string(),
                 dst: f.key.dst.to_string(),
                 dest_qp: f.key.dest_qp,
+                session: f.key.session,
                 transport: transport_name(flows, f),
                 udp_src_port: f.udp_sport,
                 connection: conn_of[i],

@@ -13,7 +13,7 @@ use super::stats::Samples;
 use crate::decode::{Address, Reth, Transport};
 use std::collections::VecDeque;
 
-/// Flow key: (source, destination, DestQP).
+/// Flow key: (source, destination, DestQP), and the mirror session under `--encap-session`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlowKey {
     /// Source address.
@@ -22,6 +22,9 @@ pub struct FlowKey {
     pub dst: Address,
     /// BTH DestQP, 24 bits.
     pub dest_qp: u32,
+    /// ERSPAN session ID (10 bits) or VXLAN VNI (24 bits) the frame was mirrored through, with
+    /// [`super::AnalyzeConfig::encap_session`]; `None` otherwise.
+    pub session: Option<u32>,
 }
 
 /// An address as two 64-bit words for hashing (the variant is left to `Eq`: an IPv6 address
@@ -51,6 +54,9 @@ impl std::hash::Hash for FlowKey {
         state.write_u64(a1);
         state.write_u64(b1);
         state.write_u64(u64::from(self.dest_qp));
+        if let Some(s) = self.session {
+            state.write_u32(s);
+        }
     }
 }
 

@@ -50,6 +50,9 @@ pub struct AnalyzeConfig {
     pub keep_gaps: usize,
     /// Window for the sender's rate before and after each CNP, ns.
     pub rate_window_ns: u64,
+    /// Split flows by the mirror session (ERSPAN session ID / VXLAN VNI) too
+    /// (`--encap-session`).
+    pub encap_session: bool,
 }
 
 impl Default for AnalyzeConfig {
@@ -60,6 +63,7 @@ impl Default for AnalyzeConfig {
             keep_messages: false,
             keep_gaps: 10_000,
             rate_window_ns: 50_000,
+            encap_session: false,
         }
     }
 }
@@ -146,6 +150,7 @@ fn key_digest(key: &FlowKey) -> u64 {
     key.src.hash(&mut h);
     key.dst.hash(&mut h);
     key.dest_qp.hash(&mut h);
+    key.session.hash(&mut h);
     h.finish()
 }
 
@@ -260,6 +265,7 @@ impl Analyzer {
             src: p.src,
             dst: p.dst,
             dest_qp: bth.dest_qp,
+            session: frame.encap.session().filter(|_| self.cfg.encap_session),
         };
         let i = match self.index.get(&key) {
             Some(&i) => i as usize,
@@ -306,7 +312,7 @@ impl Analyzer {
     }
 
     /// A UD SEND to QP1 from `src` to `dst`: learn QP pairs from CM REQ / REP.
-    fn cm_mad(&mut self, src: Address, dst: Address, payload: &[u8]) {
+    fn cm_mad(&mut self, src: Address, dst: Address, session: Option<u32>, payload: &[u8]) {
         match cm::parse(payload) {
             Some(cm::CmMsg::Req { comm_id, qpn }) => {
                 if self.cm_reqs.len() >= MAX_CM {
@@ -333,11 +339,13 @@ impl Analyzer {
                     src: active,
                     dst: passive,
                     dest_qp: qpn,
+                    session,
                 };
                 let b = FlowKey {
                     src: passive,
                     dst: active,
                     dest_qp: active_qpn,
+                    session,
                 };
                 if self.cm_pairs.len() < MAX_CM {
                     self.cm_pairs.insert(a, b);
@@ -362,7 +370,7 @@ impl Analyzer {
         if f.peer.is_some() {
             return;
         }
-        let (src, dst) = (f.key.src, f.key.dst);
+        let (src, dst, session) = (f.key.src, f.key.dst, f.key.session);
         let Some(c) = self.hosts.get(&(dst, src)) else {
             return;
         };
@@ -370,7 +378,11 @@ impl Analyzer {
         let mut n = 0;
         for &j in c {
             let g = &self.flows[j as usize];
-            if j as usize != i && g.peer.is_none() && g.udp_sport == Some(sport) {
+            if j as usize != i
+                && g.peer.is_none()
+                && g.udp_sport == Some(sport)
+                && g.key.session == session
+            {
                 found = Some(j as usize);
                 n += 1;
             }
@@ -426,6 +438,7 @@ impl Analyzer {
             src: f.key.dst,
             dst: f.key.src,
             dest_qp: src_qp,
+            session: f.key.session,
         };
         let dest_qp = f.key.dest_qp;
         if let Some(&j) = self.index.get(&rev) {
@@ -453,7 +466,11 @@ impl Analyzer {
         for &j in c {
             let j = j as usize;
             let g = &self.flows[j];
-            if j == i || g.peer.is_some() || g.req_psn.first.is_none() {
+            if j == i
+                || g.peer.is_some()
+                || g.req_psn.first.is_none()
+                || g.key.session != self.flows[i].key.session
+            {
                 continue;
             }
             let d = psn_diff(psn, g.req_psn.expected);
@@ -564,7 +581,7 @@ impl Analyzer {
             && matches!(op, Operation::SendOnly | Operation::SendOnlyImm)
             && bth.opcode.transport() == crate::decode::Transport::Ud
         {
-            self.cm_mad(p.src, p.dst, p.payload);
+            self.cm_mad(p.src, p.dst, self.flows[i].key.session, p.payload);
         }
         if op == Operation::Cnp {
             self.cnp(i, frame_no, ts);

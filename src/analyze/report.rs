@@ -182,6 +182,10 @@ pub struct FlowReport {
     pub dst: String,
     /// BTH DestQP.
     pub dest_qp: u32,
+    /// Mirror session (ERSPAN session ID or VXLAN VNI) under `--encap-session`; absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<u32>,
     /// `RC`, `UC`, `UD`, `RD`, `XRC`, or `CNP` for a flow of CNPs to an unknown sender.
     pub transport: String,
     /// RoCEv2 UDP source port of the first packet.

@@ -11,37 +11,14 @@ use anyhow::{Context, Result};
 use pcap::{ConnectionStatus, Device};
 
 use super::CaptureArgs;
+use super::capture_loop::{Ended, Stop, read_loop};
 use super::pipeline::{Outcome, Run, io_outcome};
 use crate::output::parquet::{ExportTarget, Exporter};
-use crate::source::live::{self, LiveOptions, LiveSource, Next, OFFLOAD_NOTE, Stats};
-
-/// Why a capture stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stop {
-    Count,
-    Duration,
-    Signal,
-    OutputClosed,
-    OutputError,
-    ReadError,
-}
-
-impl Stop {
-    fn text(self) -> &'static str {
-        match self {
-            Stop::Count => "frame count reached",
-            Stop::Duration => "duration reached",
-            Stop::Signal => "interrupted",
-            Stop::OutputClosed => "output closed",
-            Stop::OutputError => "output error",
-            Stop::ReadError => "capture error",
-        }
-    }
-}
+use crate::source::live::{self, LiveError, LiveOptions, LiveSource, OFFLOAD_NOTE, Stats};
 
 /// Whether standard output is read live (a terminal, a pipe or a socket), so every printed
 /// frame is flushed at once; a regular file or /dev/null gets buffered output.
-fn stdout_is_live() -> bool {
+pub(super) fn stdout_is_live() -> bool {
     if io::stdout().is_terminal() {
         return true;
     }
@@ -57,13 +34,15 @@ fn stdout_is_live() -> bool {
 /// Install the Ctrl-C / SIGTERM / SIGHUP handler: the first signal asks the capture loop to stop
 /// (and wakes a blocked read through `pcap_breakloop`); a second one exits at once with status
 /// 130 (C `exit()` still flushes the savefile's stdio buffer).
-fn install_stop_handler(src: &mut LiveSource) -> Result<Arc<AtomicU32>> {
+pub(super) fn install_stop_handler(src: Option<&mut LiveSource>) -> Result<Arc<AtomicU32>> {
     let signals = Arc::new(AtomicU32::new(0));
     let seen = Arc::clone(&signals);
-    let breaker = src.break_handle();
+    let breaker = src.map(|s| s.break_handle());
     ctrlc::set_handler(move || {
         if seen.fetch_add(1, Ordering::SeqCst) == 0 {
-            breaker.breakloop();
+            if let Some(b) = &breaker {
+                b.breakloop();
+            }
         } else {
             eprintln!("roce-inspect: interrupted again, exiting without the report");
             std::process::exit(130);
@@ -71,139 +50,6 @@ fn install_stop_handler(src: &mut LiveSource) -> Result<Arc<AtomicU32>> {
     })
     .context("installing the Ctrl-C/SIGTERM handler")?;
     Ok(signals)
-}
-
-/// `roce-inspect capture IFACE`.
-///
-/// # Errors
-/// One-line errors: no such interface, permission denied, interface down, unsupported link
-/// type, bad filter, savefile not writable; a read error during the capture (after the
-/// report); an output error other than a closed pipe.
-pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
-    // Immediate mode (one wake-up per packet) only when someone reads the output live; a
-    // capture to a file or /dev/null is read in blocks, which keeps up with far higher rates.
-    let live_out = stdout_is_live();
-    let opts = LiveOptions {
-        snaplen: a.snaplen,
-        promisc: a.promisc,
-        buffer_size: a.buffer_size,
-        immediate: live_out && !a.buffered,
-        ..LiveOptions::default()
-    };
-    let d = &a.display;
-    let mut src = LiveSource::open(a.interface(), &opts)?;
-    let filter = match &d.filter {
-        Some(f) => {
-            src.set_filter(f)?;
-            f.clone()
-        }
-        None => src.set_default_filter(&d.roce_ports)?,
-    };
-    if let Some(path) = &a.write {
-        src.save_to(path)?;
-    }
-    let signals = install_stop_handler(&mut src)?;
-
-    // Live output is flushed whenever the capture has read everything buffered, before it
-    // waits: every packet is shown as soon as it is read, yet under load a burst costs one
-    // write instead of one per packet.
-    let mut run = Run::new(d, src.linktype());
-    if let Some(dir) = &a.parquet {
-        run.export_to(Exporter::create(export_target(a, dir))?);
-    }
-    let deadline = a
-        .duration
-        .map(|s| Instant::now() + Duration::from_secs_f64(s));
-
-    // Readiness line, as tcpdump prints "listening on …"; tests wait for it.
-    eprintln!(
-        "capturing on {}, link-type {}, snapshot length {} bytes",
-        src.iface(),
-        src.linktype().name(),
-        src.snaplen()
-    );
-    if d.verbose {
-        eprintln!("capture filter: {filter}");
-    }
-
-    let mut out_err = None;
-    let mut read_err = None;
-    let stop = loop {
-        if run.done() {
-            break Stop::Count;
-        }
-        if signals.load(Ordering::SeqCst) > 0 {
-            break Stop::Signal;
-        }
-        if deadline.is_some_and(|t| Instant::now() >= t) {
-            break Stop::Duration;
-        }
-        match src.next_frame() {
-            Ok(Next::Record(rec)) => {
-                if let Some(stop) = output_stop(run.record(&rec), &mut out_err) {
-                    break stop;
-                }
-            }
-            Ok(Next::Empty) => {
-                if live_out && let Some(stop) = output_stop(run.flush(), &mut out_err) {
-                    break stop;
-                }
-                match src.wait() {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        if let Some(stop) =
-                            idle_flush(&mut run, &mut src, &mut out_err, &mut read_err)
-                        {
-                            break stop;
-                        }
-                    }
-                    Err(e) => {
-                        read_err = Some(anyhow::Error::new(e));
-                        break Stop::ReadError;
-                    }
-                }
-            }
-            Ok(Next::Timeout) => {
-                if let Some(stop) = idle_flush(&mut run, &mut src, &mut out_err, &mut read_err) {
-                    break stop;
-                }
-            }
-            // pcap_breakloop from the signal handler: the loop head sees the signal count.
-            Ok(Next::Stopped) => {}
-            Err(e) => {
-                read_err = Some(anyhow::Error::new(e));
-                break Stop::ReadError;
-            }
-        }
-    };
-
-    // Stop: flush everything, then report.
-    let closed = stop == Stop::OutputClosed;
-    if !closed && out_err.is_none() {
-        match io_outcome(run.finish()) {
-            Ok(_) => {}
-            Err(e) => out_err = Some(e),
-        }
-    }
-    let save_err = src.flush_savefile().err();
-    let stats = src.stats().ok();
-
-    report(&run, &src, stats, stop, a.write.as_deref());
-    drop(src); // closes the savefile (pcap_dump_close)
-
-    if let Some(e) = read_err {
-        return Err(e.context(format!("capture stopped after {} frames", run.frames())));
-    }
-    if let Some(e) = out_err {
-        return Err(e);
-    }
-    if let Some(e) = save_err {
-        return Err(e.into());
-    }
-    if closed {
-        return Ok(Outcome::ClosedPipe);
-    }
-    Ok(Outcome::Ok)
 }
 
 /// Where `capture --parquet DIR` writes: the capture is named after the `-w` file, else
@@ -238,35 +84,107 @@ fn host_name() -> String {
     }
 }
 
-/// Idle (no packet for the read timeout): push out what is buffered — stdout that is not live,
-/// and the savefile. Returns why to stop, if an error says so.
-/// Why to stop after an output result, if at all: a closed pipe ends quietly, another error
-/// is kept in `out_err` for after the report.
-fn output_stop(r: io::Result<()>, out_err: &mut Option<anyhow::Error>) -> Option<Stop> {
-    match io_outcome(r) {
-        Ok(None) => None,
-        Ok(Some(_)) => Some(Stop::OutputClosed),
-        Err(e) => {
-            *out_err = Some(e);
-            Some(Stop::OutputError)
+/// `roce-inspect capture IFACE`.
+///
+/// # Errors
+/// One-line errors: no such interface, permission denied, interface down, unsupported link
+/// type, bad filter, savefile not writable; a read error during the capture (after the
+/// report); an output error other than a closed pipe.
+pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
+    // Immediate mode (one wake-up per packet) only when someone reads the output live; a
+    // capture to a file or /dev/null is read in blocks, which keeps up with far higher rates.
+    let live_out = stdout_is_live();
+    let opts = LiveOptions {
+        snaplen: a.snaplen,
+        promisc: a.promisc,
+        buffer_size: a.buffer_size,
+        immediate: live_out && !a.buffered,
+        ..LiveOptions::default()
+    };
+    let d = &a.display;
+    let mut src = match LiveSource::open(a.interface(), &opts) {
+        Ok(s) => s,
+        // Not a libpcap interface but an RDMA device: the verbs sniffer.
+        Err(LiveError::NoSuchDevice { .. }) if super::sniff::is_rdma_device(a.interface()) => {
+            return super::sniff::capture(a, live_out);
+        }
+        Err(e @ LiveError::NoSuchDevice { .. }) => {
+            return Err(anyhow::anyhow!(
+                "{e}; RDMA devices: {}",
+                super::sniff::rdma_names()
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut run = Run::new(d, src.linktype());
+    if let Some(dir) = &a.parquet {
+        run.export_to(Exporter::create(export_target(a, dir))?);
+    }
+    let filter = match &d.filter {
+        Some(f) => src.set_filter_counting_tag_misses(f, run.roce_predicate())?,
+        None => src.set_default_filter(&d.roce_ports)?,
+    };
+    if let Some(path) = &a.write {
+        src.save_to(path)?;
+    }
+    let signals = install_stop_handler(Some(&mut src))?;
+
+    // Live output is flushed whenever the capture has read everything buffered, before it
+    // waits: every packet is shown as soon as it is read, yet under load a burst costs one
+    // write instead of one per packet.
+    let deadline = a
+        .duration
+        .map(|s| Instant::now() + Duration::from_secs_f64(s));
+
+    // Readiness line, as tcpdump prints "listening on …"; tests wait for it.
+    eprintln!(
+        "capturing on {}, link-type {}, snapshot length {} bytes",
+        src.iface(),
+        src.linktype().name(),
+        src.snaplen()
+    );
+    if d.verbose {
+        eprintln!("capture filter: {filter}");
+    }
+
+    let Ended {
+        stop,
+        mut out_err,
+        read_err,
+    } = read_loop(&mut src, &mut run, &signals, deadline, live_out);
+
+    // Stop: flush everything, then report.
+    let closed = stop == Stop::OutputClosed;
+    if !closed && out_err.is_none() {
+        match io_outcome(run.finish()) {
+            Ok(_) => {}
+            Err(e) => out_err = Some(e),
         }
     }
-}
+    let save_err = src.flush_savefile().err();
+    let stats = src.stats().ok();
 
-fn idle_flush(
-    run: &mut Run,
-    src: &mut LiveSource,
-    out_err: &mut Option<anyhow::Error>,
-    read_err: &mut Option<anyhow::Error>,
-) -> Option<Stop> {
-    if let Some(stop) = output_stop(run.flush(), out_err) {
-        return Some(stop);
+    report(&run, &src, stats, stop, a.write.as_deref());
+    if let (Some(m), Some(f)) = (src.tag_miss(), &d.filter)
+        && let Some(line) = m.message(f)
+    {
+        eprintln!("{line}");
     }
-    if let Err(e) = src.flush_savefile() {
-        *read_err = Some(anyhow::Error::new(e));
-        return Some(Stop::ReadError);
+    drop(src); // closes the savefile (pcap_dump_close)
+
+    if let Some(e) = read_err {
+        return Err(e.context(format!("capture stopped after {} frames", run.frames())));
     }
-    None
+    if let Some(e) = out_err {
+        return Err(e);
+    }
+    if let Some(e) = save_err {
+        return Err(e.into());
+    }
+    if closed {
+        return Ok(Outcome::ClosedPipe);
+    }
+    Ok(Outcome::Ok)
 }
 
 /// The end-of-capture report, on standard error.
@@ -344,6 +262,12 @@ fn write_list(out: &mut impl Write, devices: &[Device]) -> io::Result<()> {
             }
         }
     }
+    writeln!(out)?;
+    let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
+    let rdma = crate::source::sniffer::sysfs::devices(std::path::Path::new(
+        crate::source::sniffer::sysfs::SYSFS_ROOT,
+    ));
+    super::sniff::write_rdma_list(out, &rdma, &names)?;
     writeln!(out)?;
     writeln!(out, "{OFFLOAD_NOTE}")?;
     out.flush()

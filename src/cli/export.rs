@@ -156,6 +156,7 @@ fn export_file(path: &str, a: &ExportArgs, progress: &mut Progress) -> Result<Ex
             len: rec.len,
             caplen: rec.caplen,
             link: &frame.link,
+            encap: &frame.encap,
         };
         exp.frame(&meta, &frame, Some(&mut analyzer))
             .with_context(|| shown.to_string())?;

@@ -3,9 +3,12 @@
 
 pub mod assets;
 pub mod capture;
+pub mod capture_loop;
 pub mod export;
+pub mod parallel;
 pub mod pipeline;
 pub mod progress;
+pub mod sniff;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -172,12 +175,25 @@ pub struct ReadArgs {
     /// The capture file, tcpdump style (`read -r trace.pcap`); same as FILE.
     #[arg(short = 'r', id = "r_file", value_name = "FILE")]
     pub r_file: Option<String>,
+    /// Threads that decode and format packets (default: the cores available). The output is
+    /// the same whatever the number; 1 reads on one thread. Several threads are used for
+    /// pcap/pcapng files (not standard input) and not with --mirror-time.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
     /// Display and decoding options.
     #[command(flatten)]
     pub display: DisplayArgs,
 }
 
 impl ReadArgs {
+    /// The number of threads: `--threads`, or the cores available.
+    pub fn threads(&self) -> usize {
+        self.threads.map_or_else(
+            || std::thread::available_parallelism().map_or(1, |n| n.get()),
+            usize::from,
+        )
+    }
+
     /// The file to read, given as FILE or `-r FILE`.
     pub fn path(&self) -> &str {
         self.file
@@ -235,6 +251,15 @@ pub struct DisplayArgs {
     #[arg(long = "roce-port", value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..))]
     pub roce_ports: Vec<u16>,
+    /// Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable), e.g.
+    /// `--vxlan-port 8472` for Linux's old default.
+    #[arg(long = "vxlan-port", value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub vxlan_ports: Vec<u16>,
+    /// Time mirrored frames by their ERSPAN type III hardware timestamp instead of the
+    /// collector's capture time (frames without one keep the capture time).
+    #[arg(long = "mirror-time")]
+    pub mirror_time: bool,
     /// Analysis options.
     #[command(flatten)]
     pub report: ReportArgs,
@@ -265,6 +290,10 @@ pub struct ReportArgs {
     /// memory stays bounded when QPNs are sprayed.
     #[arg(long = "max-flows", value_name = "N", default_value_t = 16384)]
     pub max_flows: usize,
+    /// Split flows by mirror session too: the ERSPAN session ID or VXLAN VNI the frame came
+    /// through (one job mirrored from several ports).
+    #[arg(long = "encap-session")]
+    pub encap_session: bool,
 }
 
 impl ReportArgs {

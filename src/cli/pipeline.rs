@@ -4,14 +4,17 @@ use std::io::{self, Write};
 
 use anyhow::{Context, Result};
 
+use super::parallel;
 use super::progress::Progress;
 use super::{DisplayArgs, ReportArgs};
 use crate::analyze::{AnalyzeConfig, Analyzer, Report};
+use crate::decode::encap::clock::MirrorClock;
 use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, OtherKind, decode_frame};
 use crate::output::json::JsonPrinter;
 use crate::output::parquet::{Exporter, PacketMeta};
 use crate::output::text::TextPrinter;
 use crate::output::{FrameCtx, Printer};
+use crate::source::tag_miss::IsRoce;
 use crate::source::{FileSource, Record};
 
 /// Whether a decoded frame is shown under the display options.
@@ -32,7 +35,7 @@ pub fn selected(d: &DisplayArgs, frame: &Frame<'_>) -> bool {
 }
 
 /// Build the printer the display options ask for, over stdout (the printers buffer themselves).
-pub fn make_printer(d: &DisplayArgs) -> Box<dyn Printer> {
+pub fn make_printer(d: &DisplayArgs) -> Box<dyn Printer + Send> {
     let out = io::stdout();
     if d.json {
         Box::new(JsonPrinter::new(out))
@@ -41,19 +44,77 @@ pub fn make_printer(d: &DisplayArgs) -> Box<dyn Printer> {
     }
 }
 
-/// Per-run state: decoder settings, printer, analyzer, frame counts.
-pub struct Run {
+/// What turns a record into output, without state: decoder settings and display options.
+/// Shared read-only by the threads of the parallel reader.
+#[derive(Clone, Debug)]
+pub struct Shape {
     cfg: DecodeConfig,
     linktype: LinkType,
-    printer: Box<dyn Printer>,
+    display: DisplayArgs,
     /// Whether per-packet output is printed (not with `-q`, nor with a JSON report).
-    pub print_packets: bool,
+    print_packets: bool,
+}
+
+impl Shape {
+    /// Decode one record.
+    pub fn decode<'a>(&self, rec: &Record<'a>) -> Frame<'a> {
+        decode_frame(self.linktype, rec.data, rec.len, &self.cfg)
+    }
+
+    /// The printing context of a frame when it is shown, `None` when it is not.
+    fn shown(
+        &self,
+        rec: &Record<'_>,
+        frame: &Frame<'_>,
+        ts_ns: u64,
+        base: u64,
+    ) -> Option<FrameCtx> {
+        (self.print_packets && selected(&self.display, frame)).then(|| FrameCtx {
+            number: rec.number,
+            ts_ns,
+            rel_ns: ts_ns.saturating_sub(base),
+            caplen: rec.caplen,
+            len: rec.len,
+        })
+    }
+
+    /// Whether per-packet output is printed.
+    pub fn print_packets(&self) -> bool {
+        self.print_packets
+    }
+
+    /// Format the shown frames among `recs` (decoded as `frames`) into `out`, exactly as the
+    /// run's printer would write them (capture times: no `--mirror-time`).
+    pub fn format_into(&self, recs: &[Record<'_>], frames: &[Frame<'_>], out: &mut Vec<u8>) {
+        let d = &self.display;
+        let mut p: Box<dyn Printer + '_> = if d.json {
+            Box::new(JsonPrinter::new(&mut *out))
+        } else {
+            Box::new(TextPrinter::new(&mut *out, d.color.enabled(), d.verbose))
+        };
+        for (rec, frame) in recs.iter().zip(frames) {
+            if let Some(ctx) = self.shown(rec, frame, rec.ts_ns, rec.base_ts_ns) {
+                // Writing into memory cannot fail.
+                let _ = p.frame(&ctx, frame);
+            }
+        }
+        let _ = p.flush();
+    }
+}
+
+/// Per-run state: decoding and display ([`Shape`]), printer, analyzer, frame counts.
+pub struct Run {
+    shape: Shape,
+    printer: Box<dyn Printer + Send>,
     analyzer: Option<Analyzer>,
     /// Parquet export of every RoCE frame and the report (`capture --parquet DIR`).
     export: Option<Exporter>,
-    display: DisplayArgs,
     frames: u64,
     roce: u64,
+    /// `--mirror-time`: ERSPAN III hardware timestamps.
+    clock: Option<MirrorClock>,
+    /// `--mirror-time`: the first frame's time, for relative times.
+    base_ts: Option<u64>,
 }
 
 impl Run {
@@ -65,26 +126,40 @@ impl Run {
                 mtu: r.mtu,
                 max_flows: r.max_flows,
                 keep_messages: r.messages,
+                encap_session: r.encap_session,
                 ..AnalyzeConfig::default()
             })
         });
         Run {
-            cfg: DecodeConfig::with_ports(&display.roce_ports),
-            linktype,
+            shape: Shape {
+                cfg: DecodeConfig::with_ports(&display.roce_ports)
+                    .with_vxlan_ports(&display.vxlan_ports),
+                linktype,
+                display: display.clone(),
+                print_packets: !(r.quiet || (display.json && r.wanted())),
+            },
+            clock: display.mirror_time.then(MirrorClock::new),
+            base_ts: None,
             printer: make_printer(display),
-            print_packets: !(r.quiet || (display.json && r.wanted())),
             analyzer,
             export: None,
-            display: display.clone(),
             frames: 0,
             roce: 0,
         }
     }
 
+    /// Whether a frame (data, length on the wire) decodes as RoCE under this run's settings:
+    /// for counting the tagged frames a filter misses ([`crate::source::tag_miss`]).
+    pub fn roce_predicate(&self) -> IsRoce {
+        let (lt, cfg) = (self.shape.linktype, self.shape.cfg.clone());
+        Box::new(move |data, len| decode_frame(lt, data, len, &cfg).roce().is_some())
+    }
+
     /// Also export every RoCE frame, and at the end the report, as Parquet (the analyzer runs
-    /// even without a report option, keeping its messages for the `messages` table).
+    /// even without a report option, keeping its messages for the `messages` table). Records
+    /// must then go through [`Run::record`].
     pub fn export_to(&mut self, exporter: Exporter) {
-        let r = &self.display.report;
+        let r = &self.shape.display.report;
         let analyzer = self.analyzer.take();
         self.analyzer = Some(match analyzer {
             Some(a) if r.messages => a,
@@ -92,6 +167,7 @@ impl Run {
                 mtu: r.mtu,
                 max_flows: r.max_flows,
                 keep_messages: true,
+                encap_session: r.encap_session,
                 ..AnalyzeConfig::default()
             }),
         });
@@ -110,7 +186,7 @@ impl Run {
 
     /// Whether `-c N` has been reached.
     pub fn done(&self) -> bool {
-        self.display.count.is_some_and(|c| self.frames >= c)
+        self.shape.display.count.is_some_and(|c| self.frames >= c)
     }
 
     /// Decode, select and print one record.
@@ -118,40 +194,75 @@ impl Run {
     /// # Errors
     /// Output I/O errors (a closed pipe included).
     pub fn record(&mut self, rec: &Record<'_>) -> io::Result<()> {
+        let frame = self.shape.decode(rec);
+        let (ts_ns, base_ts_ns) = self.times(rec, &frame);
+        self.account(rec.number, ts_ns, &frame);
+        if let Some(e) = &mut self.export {
+            let meta = PacketMeta {
+                frame: rec.number,
+                ts_ns,
+                len: rec.len,
+                caplen: rec.caplen,
+                link: &frame.link,
+                encap: &frame.encap,
+            };
+            // Messages printed with --messages stay in the report; others stream to the export.
+            let keep = self.shape.display.report.messages;
+            let a = self.analyzer.as_mut().filter(|_| !keep);
+            e.frame(&meta, &frame, a).map_err(io::Error::other)?;
+        }
+        if let Some(ctx) = self.shape.shown(rec, &frame, ts_ns, base_ts_ns) {
+            self.printer.frame(&ctx, &frame)?;
+        }
+        Ok(())
+    }
+
+    /// Count a decoded frame and feed it to the analysis, in capture order.
+    pub fn account(&mut self, number: u64, ts_ns: u64, frame: &Frame<'_>) {
         self.frames += 1;
-        let frame = decode_frame(self.linktype, rec.data, rec.len, &self.cfg);
         if frame.roce().is_some() {
             self.roce += 1;
         }
         if let Some(a) = &mut self.analyzer {
-            a.push(rec.number, rec.ts_ns, &frame);
+            a.push(number, ts_ns, frame);
         }
-        if let Some(e) = &mut self.export {
-            let meta = PacketMeta {
-                frame: rec.number,
-                ts_ns: rec.ts_ns,
-                len: rec.len,
-                caplen: rec.caplen,
-                link: &frame.link,
-            };
-            // Messages printed with --messages stay in the report; others stream to the export.
-            let a = self
-                .analyzer
-                .as_mut()
-                .filter(|_| !self.display.report.messages);
-            e.frame(&meta, &frame, a).map_err(io::Error::other)?;
-        }
-        if self.print_packets && selected(&self.display, &frame) {
-            let ctx = FrameCtx {
-                number: rec.number,
-                ts_ns: rec.ts_ns,
-                rel_ns: rec.ts_ns.saturating_sub(rec.base_ts_ns),
-                caplen: rec.caplen,
-                len: rec.len,
-            };
-            self.printer.frame(&ctx, &frame)?;
-        }
-        Ok(())
+    }
+
+    /// The stateless part of the run, for decoding and formatting on other threads.
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// Whether per-packet output is printed.
+    pub fn print_packets(&self) -> bool {
+        self.shape.print_packets
+    }
+
+    /// Frames still to read before `-c N` is reached (`None` without `-c`).
+    pub fn remaining(&self) -> Option<u64> {
+        self.shape
+            .display
+            .count
+            .map(|c| c.saturating_sub(self.frames))
+    }
+
+    /// Whether records can be decoded and printed on several threads: not with
+    /// `--mirror-time`, whose clock follows the frames in order.
+    pub fn parallel_ok(&self) -> bool {
+        self.clock.is_none()
+    }
+
+    /// The frame's time and the run's base time, ns: the capture's, or with `--mirror-time` the
+    /// ERSPAN III timestamp's when the frame has one.
+    fn times(&mut self, rec: &Record<'_>, frame: &Frame<'_>) -> (u64, u64) {
+        let Some(clock) = &mut self.clock else {
+            return (rec.ts_ns, rec.base_ts_ns);
+        };
+        let ts = match frame.encap.erspan3() {
+            Some((layer, e)) => clock.time_ns(layer, e, rec.ts_ns),
+            None => rec.ts_ns,
+        };
+        (ts, *self.base_ts.get_or_insert(ts))
     }
 
     /// Write out the packet lines printed so far (live capture, while idle).
@@ -170,9 +281,9 @@ impl Run {
         self.printer.flush()?;
         if let Some(a) = self.analyzer.take() {
             let report = a.finish();
-            if self.display.report.wanted() {
+            if self.shape.display.report.wanted() {
                 let mut out = io::stdout().lock();
-                write_reports(&report, &self.display, &mut out)?;
+                write_reports(&report, &self.shape.display, &mut out)?;
                 out.flush()?;
             }
             if let Some(e) = self.export.take() {
@@ -243,38 +354,74 @@ pub(crate) fn io_outcome(r: io::Result<()>) -> Result<Option<Outcome>> {
     }
 }
 
-/// `roce-inspect read FILE`.
-///
-/// # Errors
-/// One-line errors naming the file: open/format/link-type problems, a bad filter, or a read
-/// error in the middle of the file (reported after the frames read before it are printed).
-pub fn read_file(path: &str, d: &DisplayArgs) -> Result<Outcome> {
-    let shown = if path == "-" { "<stdin>" } else { path };
-    let mut src = FileSource::open(path).with_context(|| shown.to_string())?;
-    if let Some(f) = &d.filter {
-        src.set_filter(f)?;
-    }
-    let mut run = Run::new(d, src.linktype());
-    let mut progress = Progress::for_file(path, run.print_packets);
-    let mut read_err = None;
+/// Read records one by one until the end, `-c`, an output problem (returned) or a read error
+/// (left in `read_err`).
+fn read_sequential(
+    src: &mut FileSource,
+    run: &mut Run,
+    progress: &mut Progress,
+    read_err: &mut Option<crate::source::file::FileError>,
+) -> Result<Option<Outcome>> {
     while !run.done() {
         match src.next_record() {
             Ok(Some(rec)) => {
                 progress.frame(rec.caplen);
                 if let Some(o) = io_outcome(run.record(&rec))? {
-                    return Ok(o);
+                    return Ok(Some(o));
                 }
             }
             Ok(None) => break,
             Err(e) => {
-                read_err = Some(e);
+                *read_err = Some(e);
                 break;
             }
         }
     }
+    Ok(None)
+}
+
+/// `roce-inspect read FILE`.
+///
+/// # Errors
+/// One-line errors naming the file: open/format/link-type problems, a bad filter, or a read
+/// error in the middle of the file (reported after the frames read before it are printed).
+pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome> {
+    let shown = if path == "-" { "<stdin>" } else { path };
+    let mut src = FileSource::open(path).with_context(|| shown.to_string())?;
+    let mut run = Run::new(d, src.linktype());
+    if let Some(f) = &d.filter {
+        src.set_filter(f)?;
+        src.count_tag_misses(run.roce_predicate());
+    }
+    let mut progress = Progress::for_file(path, run.print_packets());
+    let mut read_err = None;
+    let map = src
+        .shared_map()
+        .filter(|_| threads > 1 && run.parallel_ok());
+    if let Some(map) = map {
+        match parallel::read(&mut src, &map, &mut run, &mut progress, threads) {
+            parallel::Stop::Done => {}
+            parallel::Stop::Sequential => {
+                read_sequential(&mut src, &mut run, &mut progress, &mut read_err)?;
+            }
+            parallel::Stop::Output(e) => {
+                if let Some(o) = io_outcome(Err(e))? {
+                    return Ok(o);
+                }
+            }
+            parallel::Stop::Read(e) => read_err = Some(e),
+        }
+    } else if let Some(o) = read_sequential(&mut src, &mut run, &mut progress, &mut read_err)? {
+        return Ok(o);
+    }
     progress.finish();
     if let Some(o) = io_outcome(run.finish())? {
         return Ok(o);
+    }
+    if let (Some(m), Some(f)) = (src.tag_miss(), &d.filter)
+        && let Some(line) = m.message(f)
+    {
+        eprintln!("{line}");
     }
     if let Some(e) = read_err {
         // Frame numbers in the file, as printed (a filter may have skipped some).
@@ -285,7 +432,7 @@ pub fn read_file(path: &str, d: &DisplayArgs) -> Result<Outcome> {
         return Err(anyhow::Error::new(e).context(where_));
     }
     let unfiltered = d.filter.is_none() && d.qp.is_none() && d.opcode.is_none() && !d.all;
-    if run.roce_frames() == 0 && run.frames() > 0 && unfiltered && run.print_packets {
+    if run.roce_frames() == 0 && run.frames() > 0 && unfiltered && run.print_packets() {
         eprintln!(
             "roce-inspect: {shown}: no RoCE packets in {} frames (RoCEv2 on a UDP port other than 4791? try --roce-port N; --all lists every frame)",
             run.frames()

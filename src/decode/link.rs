@@ -11,6 +11,7 @@ use etherparse::{
     SingleVlanSlice, UdpHeaderSlice, err,
 };
 
+use super::encap::{self, Encap, MAX_ENCAP, Outer};
 use super::headers::{Grh, Lrh};
 use super::icrc;
 use super::transport::{self, TransportSlice};
@@ -21,12 +22,14 @@ use super::{
 
 /// Per-frame decoding context.
 #[derive(Clone, Copy)]
-struct Cx<'c> {
-    cfg: &'c DecodeConfig,
+pub(super) struct Cx<'c> {
+    pub(super) cfg: &'c DecodeConfig,
     /// Bytes of the frame the snap length cut off (wire length − captured length). A length
     /// field that claims more than the captured bytes plus these lies: the frame is malformed,
     /// not truncated.
-    cut: usize,
+    pub(super) cut: usize,
+    /// Tunnel layers opened so far ([`super::encap`]).
+    pub(super) depth: usize,
 }
 
 /// The length field claims `declared` bytes where the frame had only `captured + cut` on the
@@ -45,11 +48,12 @@ const ETH_VLAN: u16 = 0x8100;
 const ETH_QINQ: u16 = 0x88a8;
 const ETH_QINQ_OLD: u16 = 0x9100;
 
-fn other<'a>(link: LinkSummary, net: Option<NetSummary>, kind: OtherKind) -> Frame<'a> {
+pub(super) fn other<'a>(link: LinkSummary, net: Option<NetSummary>, kind: OtherKind) -> Frame<'a> {
     Frame {
         link,
         net,
         kind: FrameKind::Other(kind),
+        encap: Encap::default(),
     }
 }
 
@@ -63,6 +67,7 @@ pub fn decode<'a>(lt: LinkType, data: &'a [u8], orig_len: usize, cfg: &DecodeCon
     let cx = Cx {
         cfg,
         cut: orig_len.saturating_sub(data.len()),
+        depth: 0,
     };
     match lt.0 {
         1 => ethernet(data, cx),
@@ -99,7 +104,7 @@ pub fn decode<'a>(lt: LinkType, data: &'a [u8], orig_len: usize, cfg: &DecodeCon
 }
 
 /// Ethernet II, then every VLAN tag there is.
-fn ethernet<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
+pub(super) fn ethernet<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
     let mut link = LinkSummary::default();
     let Ok(eth) = Ethernet2Slice::from_slice_without_fcs(data) else {
         return undecodable(link, Undecodable::Truncated("Ethernet"));
@@ -162,7 +167,7 @@ fn loopback<'a>(lt: LinkType, data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
     }
 }
 
-fn raw_ip<'a>(data: &'a [u8], link: LinkSummary, cx: Cx<'_>) -> Frame<'a> {
+pub(super) fn raw_ip<'a>(data: &'a [u8], link: LinkSummary, cx: Cx<'_>) -> Frame<'a> {
     match data.first().map(|b| b >> 4) {
         Some(4) => ipv4(data, link, cx),
         Some(6) => ipv6(data, link, cx),
@@ -272,6 +277,15 @@ fn transport_proto<'a>(
                 return undecodable(link, Undecodable::Truncated("UDP"));
             };
             let (sport, dport) = (udp.source_port(), udp.destination_port());
+            if !cx.cfg.is_roce_port(dport) && cx.cfg.is_vxlan_port(dport) && cx.depth < MAX_ENCAP {
+                let udp_len = (udp.length() as usize).clamp(8, payload.len());
+                let outer = Outer {
+                    src: ip.src,
+                    dst: ip.dst,
+                    missing: (udp.length() as usize).saturating_sub(payload.len()),
+                };
+                return encap::vxlan(&payload[..udp_len], outer, link, cx);
+            }
             if !cx.cfg.is_roce_port(dport) {
                 return other(
                     link,
@@ -296,6 +310,15 @@ fn transport_proto<'a>(
                     dst_port: u16::from_be_bytes([payload[2], payload[3]]),
                 },
             )
+        }
+        IpNumber::GRE if cx.depth < MAX_ENCAP => {
+            let outer = Outer {
+                src: ip.src,
+                dst: ip.dst,
+                missing: declared.saturating_sub(payload.len()),
+            };
+            encap::gre(payload, outer, link, cx)
+                .unwrap_or_else(|| other(link, net, OtherKind::Ip { protocol: 47 }))
         }
         p => other(link, net, OtherKind::Ip { protocol: p.0 }),
     }
@@ -404,6 +427,7 @@ fn roce_frame(link: LinkSummary, pkt: RocePacket<'_>) -> Frame<'_> {
             dst: pkt.dst,
         }),
         kind: FrameKind::Roce(pkt),
+        encap: Encap::default(),
     }
 }
 

@@ -5,6 +5,7 @@
 //! its opcode implies) → ICRC ([`icrc`]). The result is a [`Frame`] that borrows the captured
 //! bytes; analysis and printers consume it without re-parsing.
 
+pub mod encap;
 pub mod headers;
 pub mod icrc;
 pub mod link;
@@ -27,6 +28,7 @@ pub(crate) mod test_util {
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+pub use encap::{Encap, EncapError, EncapKind, EncapLayer};
 pub use headers::*;
 pub use opcode::{ExtKind, Opcode, Operation, Position, Transport};
 
@@ -42,12 +44,16 @@ pub struct DecodeConfig {
     /// UDP destination ports decoded as RoCEv2 (always includes 4791). Small and scanned
     /// linearly: users give one or two extra ports.
     pub roce_ports: Vec<u16>,
+    /// UDP destination ports decapsulated as VXLAN (RFC 7348): 4789 unless `--vxlan-port`
+    /// replaces it; empty turns VXLAN decapsulation off.
+    pub vxlan_ports: Vec<u16>,
 }
 
 impl Default for DecodeConfig {
     fn default() -> Self {
         DecodeConfig {
             roce_ports: vec![ROCEV2_PORT],
+            vxlan_ports: vec![encap::VXLAN_PORT],
         }
     }
 }
@@ -61,7 +67,24 @@ impl DecodeConfig {
                 roce_ports.push(*p);
             }
         }
-        DecodeConfig { roce_ports }
+        DecodeConfig {
+            roce_ports,
+            ..DecodeConfig::default()
+        }
+    }
+
+    /// This config with `ports` as the VXLAN ports (4789 when empty).
+    pub fn with_vxlan_ports(mut self, ports: &[u16]) -> Self {
+        if !ports.is_empty() {
+            self.vxlan_ports = ports.to_vec();
+        }
+        self
+    }
+
+    /// Whether `port` is a VXLAN UDP destination port under this config.
+    #[inline]
+    pub fn is_vxlan_port(&self, port: u16) -> bool {
+        self.vxlan_ports.contains(&port)
     }
 
     /// Whether `port` is a RoCEv2 UDP destination port under this config.
@@ -408,6 +431,20 @@ pub enum Undecodable {
     /// The link type is not supported.
     #[error("unsupported link type")]
     LinkType,
+    /// A mirror tunnel header (GRE, ERSPAN, VXLAN) could not be decoded.
+    #[error("{0}")]
+    Encap(EncapError),
+}
+
+impl Undecodable {
+    /// Whether the frame ends too early (a snap-length or mirror cut) rather than being
+    /// invalid.
+    pub fn is_truncation(&self) -> bool {
+        matches!(
+            self,
+            Undecodable::Truncated(_) | Undecodable::Encap(EncapError::Truncated { .. })
+        )
+    }
 }
 
 /// What a frame turned out to be.
@@ -460,6 +497,9 @@ pub struct Frame<'a> {
     pub net: Option<NetSummary>,
     /// The decoded content.
     pub kind: FrameKind<'a>,
+    /// The mirror tunnels the frame came through, outermost first; `link`, `net` and `kind`
+    /// describe the inner frame.
+    pub encap: Encap,
 }
 
 impl<'a> Frame<'a> {

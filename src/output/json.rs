@@ -11,8 +11,10 @@ use std::io::{self, Write};
 
 use super::line::Line;
 use super::{FrameCtx, Printer};
+use crate::decode::encap::GreInfo;
 use crate::decode::{
-    AethKind, Frame, FrameKind, IcrcStatus, OtherKind, RocePacket, UncheckedReason, Undecodable,
+    AethKind, Encap, EncapKind, Frame, FrameKind, IcrcStatus, OtherKind, RocePacket,
+    UncheckedReason,
 };
 
 /// The NDJSON printer. `out` needs no buffering: lines collect in the printer's own buffer.
@@ -121,6 +123,9 @@ pub fn write_frame(l: &mut Line, ctx: &FrameCtx, frame: &Frame<'_>) {
             o.opt_u("inner_vlan_pcp", link.inner_vlan_pcp.map(u64::from));
         }
     }
+    if !frame.encap.is_empty() {
+        encap(&mut o, &frame.encap);
+    }
     match &frame.kind {
         FrameKind::Roce(p) => roce(&mut o, p),
         FrameKind::Other(k) => {
@@ -156,12 +161,108 @@ fn other(o: &mut Obj<'_>, k: &OtherKind) {
         OtherKind::Undecodable(u) => {
             let msg = u.to_string();
             match u {
-                Undecodable::Truncated(_) => o.b("truncated", true),
+                u if u.is_truncation() => o.b("truncated", true),
                 _ => {
                     o.key("malformed").json_str(&msg);
                 }
             }
             o.key("error").json_str(&msg);
+        }
+    }
+}
+
+/// The `encap` array's JSON text, as in a packet's line (the Parquet export's `encap` column).
+pub fn encap_json(e: &Encap) -> String {
+    let mut l = Line::new();
+    let mut o = Obj::open(&mut l);
+    encap(&mut o, e);
+    o.close();
+    // `{"encap":[…]}` → `[…]`.
+    let text = String::from_utf8_lossy(&l.buf);
+    text.strip_prefix("{\"encap\":")
+        .and_then(|t| t.strip_suffix('}'))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// `encap`: the tunnel layers, outermost first (README "JSON output").
+fn encap(o: &mut Obj<'_>, e: &Encap) {
+    o.key("encap").s("[");
+    for (i, layer) in e.layers().enumerate() {
+        if i > 0 {
+            o.l.s(",");
+        }
+        let mut t = Obj::open(o.l);
+        t.name("type", layer.kind.name());
+        t.addr("src", &layer.src);
+        t.addr("dst", &layer.dst);
+        if i == 0
+            && let Some(id) = e.outer_link.and_then(|l| l.vlan_id)
+        {
+            t.u("carrier_vlan", id as u64);
+        }
+        encap_kind(&mut t, &layer.kind);
+        t.close();
+    }
+    o.l.s("]");
+}
+
+fn gre(o: &mut Obj<'_>, g: &GreInfo) {
+    o.u("gre_proto", g.protocol as u64);
+    if let Some(c) = g.checksum {
+        o.u("gre_checksum", c as u64);
+    }
+    if let Some(k) = g.key {
+        o.u("gre_key", k as u64);
+    }
+    if let Some(s) = g.seq {
+        o.u("gre_seq", s as u64);
+    }
+}
+
+fn encap_kind(o: &mut Obj<'_>, k: &EncapKind) {
+    match k {
+        EncapKind::Gre(g) | EncapKind::Erspan1(g) => gre(o, g),
+        EncapKind::Erspan2(g, e) => {
+            gre(o, g);
+            o.u("session", e.session as u64);
+            o.u("vlan", e.vlan as u64);
+            o.u("cos", e.cos as u64);
+            o.u("en", e.encap_type as u64);
+            o.b("truncated", e.truncated);
+            o.u("index", e.index as u64);
+        }
+        EncapKind::Erspan3(g, e) => {
+            gre(o, g);
+            o.u("session", e.session as u64);
+            o.u("vlan", e.vlan as u64);
+            o.u("cos", e.cos as u64);
+            o.u("bso", e.bso as u64);
+            o.b("truncated", e.truncated);
+            o.u("timestamp", e.timestamp as u64);
+            o.u("granularity", e.granularity as u64);
+            o.u("sgt", e.sgt as u64);
+            o.b("pdu", e.pdu);
+            o.u("frame_type", e.frame_type as u64);
+            o.u("hw_id", e.hw_id as u64);
+            o.name("direction", if e.egress { "egress" } else { "ingress" });
+            if let Some(id) = e.platform_id() {
+                o.u("platform_id", id as u64);
+            }
+            if let Some(up) = e.timestamp_upper() {
+                o.u("timestamp_upper", up as u64);
+            }
+        }
+        EncapKind::Vxlan {
+            src_port,
+            dst_port,
+            flags,
+            vni,
+        } => {
+            o.u("src_port", *src_port as u64);
+            o.u("dst_port", *dst_port as u64);
+            o.u("flags", *flags as u64);
+            o.u("vni", *vni as u64);
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod style;
 pub mod summary;
 pub mod text;
 pub mod verbose;
+mod verbose_encap;
 
 use std::io;
 

@@ -113,7 +113,10 @@ fn ecn_cells(f: &FlowReport, ce_fraction: f64, color: bool) -> Vec<Cell> {
 }
 
 fn flow_label(f: &FlowReport) -> String {
-    format!("{} → {}", f.src, f.dst)
+    match f.session {
+        Some(s) => format!("{} → {} (session {s})", f.src, f.dst),
+        None => format!("{} → {}", f.src, f.dst),
+    }
 }
 
 /// Write the `--summary` report: the frame/ICRC line, the connections and flows table, the gap

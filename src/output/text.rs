@@ -9,7 +9,7 @@ use super::style::{Ansi, AnsiPalette, Palette};
 use super::verbose;
 use super::{FrameCtx, Printer};
 use crate::decode::{
-    AethKind, Ecn, Frame, FrameKind, IcrcStatus, OtherKind, RocePacket, Undecodable,
+    AethKind, Ecn, Encap, EncapKind, Frame, FrameKind, IcrcStatus, OtherKind, RocePacket,
 };
 
 /// The per-packet text printer (`-V` switches to the header tree).
@@ -83,6 +83,9 @@ pub fn write_line(l: &mut Line, pal: &AnsiPalette, ctx: &FrameCtx, frame: &Frame
     match &frame.kind {
         FrameKind::Roce(p) => roce_line(l, pal, p),
         FrameKind::Other(o) => other_line(l, pal, frame, o),
+    }
+    if !frame.encap.is_empty() {
+        mirror_mark(l, pal, &frame.encap);
     }
     l.s("\n");
 }
@@ -230,6 +233,37 @@ fn ext_fields(l: &mut Line, pal: &AnsiPalette, p: &RocePacket<'_>) {
     }
 }
 
+/// ` [mirrored erspan2 session 5]`: the tunnels, outermost first, with their session / VNI /
+/// GRE key.
+fn mirror_mark(l: &mut Line, pal: &AnsiPalette, e: &Encap) {
+    l.s(" ");
+    painted(l, &pal.dim, |l| {
+        l.s("[mirrored");
+        for (i, layer) in e.layers().enumerate() {
+            l.s(if i == 0 { " " } else { "/" }).s(layer.kind.name());
+            match layer.kind {
+                EncapKind::Vxlan { vni, .. } => {
+                    l.s(" vni ").u(vni as u64);
+                }
+                EncapKind::Gre(g) | EncapKind::Erspan1(g) => {
+                    if let Some(k) = g.key {
+                        l.s(" key ").u(k as u64);
+                    }
+                }
+                k => {
+                    if let Some(s) = k.session() {
+                        l.s(" session ").u(s as u64);
+                    }
+                    if k.truncated() {
+                        l.s(" T");
+                    }
+                }
+            }
+        }
+        l.s("]");
+    });
+}
+
 fn marks(l: &mut Line, pal: &AnsiPalette, p: &RocePacket<'_>) {
     if p.icrc.status == IcrcStatus::Bad {
         l.s(" ");
@@ -282,9 +316,10 @@ fn other_line(l: &mut Line, pal: &AnsiPalette, frame: &Frame<'_>, o: &OtherKind)
             l.s("ERF record type ").u(*t as u64);
         }
         OtherKind::Undecodable(u) => {
-            let (mark, a) = match u {
-                Undecodable::Truncated(_) => ("[TRUNCATED]", &pal.warn),
-                _ => ("[MALFORMED]", &pal.bad),
+            let (mark, a) = if u.is_truncation() {
+                ("[TRUNCATED]", &pal.warn)
+            } else {
+                ("[MALFORMED]", &pal.bad)
             };
             painted(l, a, |l| {
                 l.s(mark);

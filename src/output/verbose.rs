@@ -4,7 +4,9 @@ use std::io::{self, Write};
 
 use super::FrameCtx;
 use super::style::{Palette, paint};
-use crate::decode::{AethKind, Frame, FrameKind, IcrcStatus, RocePacket, UncheckedReason};
+use crate::decode::{
+    AethKind, Frame, FrameKind, IcrcStatus, LinkSummary, RocePacket, UncheckedReason,
+};
 
 fn b(v: bool) -> u8 {
     v as u8
@@ -29,36 +31,49 @@ pub fn write_tree<W: Write>(
         ctx.ts_ns / 1_000_000_000,
         ctx.ts_ns % 1_000_000_000
     )?;
-    if let Some((dst, src)) = frame.link.mac {
+    if !frame.encap.is_empty() {
+        if let Some(link) = &frame.encap.outer_link {
+            link_tree(w, "Carrier ", link)?;
+        }
+        super::verbose_encap::write_layers(w, &frame.encap)?;
+    }
+    link_tree(w, "", &frame.link)?;
+    if let FrameKind::Roce(p) = &frame.kind {
+        roce_tree(w, pal, p)?;
+    }
+    writeln!(w)
+}
+
+/// The Ethernet and VLAN lines of a link summary; `what` prefixes them (`Carrier ` for the
+/// outermost frame of a mirrored copy).
+fn link_tree<W: Write>(w: &mut W, what: &str, link: &LinkSummary) -> io::Result<()> {
+    if let Some((dst, src)) = link.mac {
         let m = |a: [u8; 6]| {
             format!(
                 "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
                 a[0], a[1], a[2], a[3], a[4], a[5]
             )
         };
-        write!(w, "    Ethernet II: {} → {}", m(src), m(dst))?;
-        if let Some(et) = frame.link.ethertype {
+        write!(w, "    {what}Ethernet II: {} → {}", m(src), m(dst))?;
+        if let Some(et) = link.ethertype {
             write!(w, ", Ethertype 0x{et:04x}")?;
         }
         writeln!(w)?;
     }
-    if frame.link.vlan_tags > 0 {
-        write!(w, "    VLAN: {} tag(s)", frame.link.vlan_tags)?;
-        if let (Some(id), Some(pcp)) = (frame.link.vlan_id, frame.link.vlan_pcp) {
+    if link.vlan_tags > 0 {
+        write!(w, "    {what}VLAN: {} tag(s)", link.vlan_tags)?;
+        if let (Some(id), Some(pcp)) = (link.vlan_id, link.vlan_pcp) {
             write!(w, ", outer ID {id} PCP {pcp}")?;
         }
-        if let Some(id) = frame.link.inner_vlan_id {
+        if let Some(id) = link.inner_vlan_id {
             write!(w, ", inner ID {id}")?;
-            if let Some(pcp) = frame.link.inner_vlan_pcp {
+            if let Some(pcp) = link.inner_vlan_pcp {
                 write!(w, " PCP {pcp}")?;
             }
         }
         writeln!(w)?;
     }
-    if let FrameKind::Roce(p) = &frame.kind {
-        roce_tree(w, pal, p)?;
-    }
-    writeln!(w)
+    Ok(())
 }
 
 fn roce_tree<W: Write>(w: &mut W, pal: &Palette, p: &RocePacket<'_>) -> io::Result<()> {

@@ -1,12 +1,22 @@
-//! Capture files through libpcap (`pcap_open_offline_with_tstamp_precision`): pcap with µs or ns
-//! timestamps, pcapng, and `-` for standard input. Timestamps are requested in nanoseconds so
-//! both precisions stay exact (libpcap scales µs files by 1000).
+//! Capture files: pcap with µs or ns timestamps, pcapng, and `-` for standard input.
+//!
+//! A regular file is mapped and walked in place ([`super::mapped`]): no frame is copied. Standard
+//! input, and any file or record the walker leaves alone (damaged, unusual), go through libpcap
+//! (`pcap_open_offline_with_tstamp_precision`, nanoseconds requested so both precisions stay
+//! exact), which then also words the errors: the walker hands over to libpcap at the record
+//! where it stopped, so what the user sees is the same either way. BPF filters are compiled by
+//! libpcap and run on each record with `pcap_offline_filter` in both cases.
 
 use std::fs;
 use std::path::Path;
+use std::sync::Arc;
 
-use pcap::{BpfProgram, Capture, Offline, Precision};
+use memmap2::Mmap;
 
+use pcap::{BpfProgram, Capture, Linktype, Offline, Precision};
+
+use super::mapped::{MappedFile, Step};
+use super::tag_miss::{IsRoce, TagMiss};
 use super::{Record, ts_to_ns};
 use crate::decode::LinkType;
 
@@ -36,11 +46,67 @@ pub enum FileError {
     Read(String),
 }
 
+/// A record of a mapped file, located by offset ([`FileSource::next_mapped_batch`]); the
+/// fields are those of [`Record`].
+#[derive(Clone, Copy, Debug)]
+pub struct MappedRecord {
+    /// Frame number in the file, from 1.
+    pub number: u64,
+    /// Capture time, ns since the Unix epoch.
+    pub ts_ns: u64,
+    /// Capture time of the file's first frame, ns.
+    pub base_ts_ns: u64,
+    /// Bytes captured.
+    pub caplen: u32,
+    /// Bytes on the wire.
+    pub len: u32,
+    /// Offset of the captured bytes in the mapping.
+    pub start: usize,
+}
+
+impl MappedRecord {
+    /// The record's bytes in `map` (the file's [`FileSource::shared_map`]).
+    pub fn data<'m>(&self, map: &'m [u8]) -> &'m [u8] {
+        &map[self.start..self.start + self.caplen as usize]
+    }
+
+    /// As a [`Record`] borrowing `map`.
+    pub fn record<'m>(&self, map: &'m [u8]) -> Record<'m> {
+        Record {
+            number: self.number,
+            ts_ns: self.ts_ns,
+            base_ts_ns: self.base_ts_ns,
+            caplen: self.caplen,
+            len: self.len,
+            data: self.data(map),
+        }
+    }
+}
+
+/// One step of the mapped reader.
+enum MappedStep {
+    Record(super::mapped::RawRecord),
+    Done,
+    LeftMapping,
+}
+
+/// Where the records come from.
+enum Backend {
+    /// libpcap's reader.
+    Libpcap(Capture<Offline>),
+    /// The file mapped in memory, walked in place.
+    Mapped(MappedFile),
+}
+
 /// A capture file opened for reading.
 pub struct FileSource {
-    cap: Capture<Offline>,
+    backend: Backend,
+    /// The path, to hand the file to libpcap after an anomaly (`None` for standard input).
+    path: Option<String>,
     linktype: LinkType,
     filter: Option<BpfProgram>,
+    /// Counts the tagged RoCE frames `filter` rejects ([`FileSource::count_tag_misses`]).
+    tag_miss: Option<TagMiss>,
     number: u64,
     /// Time of the first frame in the file (ns), once read.
     base_ts_ns: Option<u64>,
@@ -59,55 +125,90 @@ fn pcap_msg(e: pcap::Error) -> String {
 }
 
 impl FileSource {
-    /// Open `path` (`-` for standard input).
+    /// Open `path` (`-` for standard input). A regular file is mapped and walked in place
+    /// unless the environment sets `ROCE_INSPECT_READER=libpcap` (libpcap's reader throughout,
+    /// for comparisons).
     ///
     /// # Errors
     /// [`FileError`] when the file is missing, empty, not a capture, or of an unsupported link
     /// type.
     pub fn open(path: &str) -> Result<FileSource, FileError> {
-        let cap = if path == "-" {
-            // SAFETY: fd 0 is open for the life of the process; libpcap takes a FILE* over it.
-            unsafe { Capture::from_raw_fd_with_precision(0, Precision::Nano) }.map_err(|e| {
-                let m = pcap_msg(e);
-                // libpcap's wording when standard input ends before the first byte.
-                if m.contains("file header bytes, only got 0") {
-                    FileError::Empty
-                } else {
-                    FileError::Format(m)
-                }
-            })?
-        } else {
-            let p = Path::new(path);
-            match fs::metadata(p) {
-                Err(e) => return Err(FileError::Open(io_msg(&e))),
-                Ok(m) if m.is_file() && m.len() == 0 => return Err(FileError::Empty),
-                Ok(m) if m.is_dir() => return Err(FileError::Open("is a directory".into())),
-                Ok(_) => {}
+        if path != "-" {
+            check_file(Path::new(path))?;
+            let mapped = std::env::var_os("ROCE_INSPECT_READER").is_none_or(|v| v != "libpcap");
+            let file = fs::File::open(path).ok().filter(|_| mapped);
+            if let Some(m) = file.as_ref().and_then(MappedFile::open) {
+                return Self::with_backend(m.linktype(), Backend::Mapped(m), Some(path));
             }
-            Capture::from_file_with_precision(p, Precision::Nano).map_err(|e| {
-                let m = pcap_msg(e);
-                if m.contains("Permission denied") {
-                    FileError::Open("Permission denied".into())
-                } else {
-                    FileError::Format(m)
-                }
-            })?
-        };
+        }
+        let cap = open_libpcap(path)?;
         let lt = cap.get_datalink();
         let linktype = LinkType(lt.0 as u32);
         if !linktype.is_supported() {
             let name = lt.get_name().unwrap_or_else(|_| "unknown".into());
             return Err(FileError::LinkType(linktype.0, name));
         }
+        Self::with_backend(
+            linktype,
+            Backend::Libpcap(cap),
+            (path != "-").then_some(path),
+        )
+    }
+
+    fn with_backend(
+        linktype: LinkType,
+        backend: Backend,
+        path: Option<&str>,
+    ) -> Result<FileSource, FileError> {
+        if !linktype.is_supported() {
+            let name = Linktype(linktype.0 as i32)
+                .get_name()
+                .unwrap_or_else(|_| "unknown".into());
+            return Err(FileError::LinkType(linktype.0, name));
+        }
         Ok(FileSource {
-            cap,
+            backend,
+            path: path.map(str::to_string),
             linktype,
             filter: None,
+            tag_miss: None,
             number: 0,
             base_ts_ns: None,
             buf: Vec::with_capacity(65536),
             done: false,
         })
+    }
+
+    /// Whether records are read in place from a mapping (true) or through libpcap.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.backend, Backend::Mapped(_))
+    }
+
+    /// Read the rest of the file through libpcap, even when it could be mapped (for tests that
+    /// compare the two readers).
+    ///
+    /// # Errors
+    /// [`FileError`] when libpcap cannot open the file again.
+    pub fn use_libpcap(&mut self) -> Result<(), FileError> {
+        if self.is_mapped() {
+            self.switch_to_libpcap()?;
+        }
+        Ok(())
+    }
+
+    /// Hand the file to libpcap and skip the records already returned.
+    fn switch_to_libpcap(&mut self) -> Result<(), FileError> {
+        let path = self.path.clone().unwrap_or_else(|| "-".into());
+        let mut cap = open_libpcap(&path)?;
+        for _ in 0..self.number {
+            if let Err(e) = cap.next_packet() {
+                // The walker read these records; libpcap disagreeing is its error to report.
+                self.done = true;
+                return end(e).map(|_| ());
+            }
+        }
+        self.backend = Backend::Libpcap(cap);
+        Ok(())
     }
 
     /// Apply a libpcap BPF filter expression (tcpdump syntax). The filter runs here, in user
@@ -117,12 +218,29 @@ impl FileSource {
     /// # Errors
     /// [`FileError::Filter`] with libpcap's message.
     pub fn set_filter(&mut self, expr: &str) -> Result<(), FileError> {
-        let prog = self
-            .cap
-            .compile(expr, true)
-            .map_err(|e| FileError::Filter(pcap_msg(e)))?;
+        let prog = match &mut self.backend {
+            Backend::Libpcap(cap) => cap.compile(expr, true),
+            Backend::Mapped(_) => {
+                Capture::dead_with_precision(Linktype(self.linktype.0 as i32), Precision::Nano)
+                    .and_then(|dead| dead.compile(expr, true))
+            }
+        }
+        .map_err(|e| FileError::Filter(pcap_msg(e)))?;
         self.filter = Some(prog);
         Ok(())
+    }
+
+    /// With a filter on an Ethernet file, count the frames it rejects that it would match
+    /// without their VLAN tags and that `is_roce` accepts ([`TagMiss`]). No-op otherwise.
+    pub fn count_tag_misses(&mut self, is_roce: IsRoce) {
+        if self.filter.is_some() && self.linktype == LinkType::ETHERNET {
+            self.tag_miss = Some(TagMiss::new(is_roce));
+        }
+    }
+
+    /// The tagged-frame counter, when [`FileSource::count_tag_misses`] enabled it.
+    pub fn tag_miss(&self) -> Option<&TagMiss> {
+        self.tag_miss.as_ref()
     }
 
     /// Records read from the file so far, those a filter skipped included: the number of the
@@ -145,9 +263,116 @@ impl FileSource {
         if self.done {
             return Ok(None);
         }
+        if self.is_mapped() {
+            return self.next_mapped();
+        }
+        self.next_libpcap()
+    }
+
+    /// [`FileSource::next_record`] from the mapping; on an anomaly, libpcap takes over.
+    fn next_mapped(&mut self) -> Result<Option<Record<'_>>, FileError> {
+        let raw = match self.step_mapped()? {
+            MappedStep::Record(r) => r,
+            MappedStep::Done => return Ok(None),
+            MappedStep::LeftMapping => return self.next_libpcap(),
+        };
+        let Backend::Mapped(m) = &self.backend else {
+            unreachable!("the mapping is only left on an anomaly")
+        };
+        Ok(Some(Record {
+            number: self.number,
+            ts_ns: raw.ts_ns,
+            base_ts_ns: self.base_ts_ns.unwrap_or_default(),
+            caplen: raw.caplen,
+            len: raw.len,
+            data: m.bytes(&raw),
+        }))
+    }
+
+    /// The next record of the mapping that passes the filter (counting tag misses), the end,
+    /// or — after an anomaly — the hand-over to libpcap.
+    fn step_mapped(&mut self) -> Result<MappedStep, FileError> {
+        loop {
+            let Backend::Mapped(m) = &mut self.backend else {
+                return Ok(MappedStep::LeftMapping);
+            };
+            match m.step() {
+                Step::Record(r) => {
+                    self.number += 1;
+                    self.base_ts_ns.get_or_insert(r.ts_ns);
+                    let Some(f) = &self.filter else {
+                        return Ok(MappedStep::Record(r));
+                    };
+                    let data = m.bytes(&r);
+                    if f.filter(data) {
+                        return Ok(MappedStep::Record(r));
+                    }
+                    if let Some(t) = &mut self.tag_miss {
+                        t.rejected(f, data, r.len);
+                    }
+                }
+                Step::End => {
+                    self.done = true;
+                    return Ok(MappedStep::Done);
+                }
+                Step::Anomaly => {
+                    self.switch_to_libpcap()?;
+                    if self.done {
+                        return Ok(MappedStep::Done);
+                    }
+                    return Ok(MappedStep::LeftMapping);
+                }
+            }
+        }
+    }
+
+    /// The mapping, shared, while records are read from it (`None` for libpcap's reader):
+    /// [`MappedRecord`]s locate their bytes in it.
+    pub fn shared_map(&self) -> Option<Arc<Mmap>> {
+        match &self.backend {
+            Backend::Mapped(m) => Some(m.shared()),
+            Backend::Libpcap(_) => None,
+        }
+    }
+
+    /// Append to `out` up to `max` records located in the mapping (for reading in parallel).
+    /// `Ok(true)` while the mapping may hold more; `Ok(false)` at the end of the file or when
+    /// an anomaly handed the file to libpcap (read the rest with [`FileSource::next_record`]).
+    ///
+    /// # Errors
+    /// [`FileError`] when libpcap, taking over, fails.
+    pub fn next_mapped_batch(
+        &mut self,
+        max: usize,
+        out: &mut Vec<MappedRecord>,
+    ) -> Result<bool, FileError> {
+        for _ in 0..max {
+            if self.done {
+                return Ok(false);
+            }
+            match self.step_mapped()? {
+                MappedStep::Record(r) => out.push(MappedRecord {
+                    number: self.number,
+                    ts_ns: r.ts_ns,
+                    base_ts_ns: self.base_ts_ns.unwrap_or_default(),
+                    caplen: r.caplen,
+                    len: r.len,
+                    start: r.start,
+                }),
+                MappedStep::Done | MappedStep::LeftMapping => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+
+    /// [`FileSource::next_record`] through libpcap.
+    fn next_libpcap(&mut self) -> Result<Option<Record<'_>>, FileError> {
+        let Backend::Libpcap(cap) = &mut self.backend else {
+            unreachable!("next_libpcap on a mapped file")
+        };
         if self.filter.is_none() {
             // Fast path: hand out libpcap's buffer directly, no copy.
-            return match self.cap.next_packet() {
+            return match cap.next_packet() {
                 Ok(p) => Ok(Some(Record {
                     number: {
                         self.number += 1;
@@ -166,11 +391,16 @@ impl FileSource {
             };
         }
         let header = loop {
-            match self.cap.next_packet() {
+            match cap.next_packet() {
                 Ok(p) => {
                     self.number += 1;
                     self.base_ts_ns.get_or_insert(ts_to_ns(&p.header.ts));
-                    if self.filter.as_ref().is_some_and(|f| !f.filter(p.data)) {
+                    if let Some(f) = &self.filter
+                        && !f.filter(p.data)
+                    {
+                        if let Some(m) = &mut self.tag_miss {
+                            m.rejected(f, p.data, p.header.len);
+                        }
                         continue;
                     }
                     self.buf.clear();
@@ -192,6 +422,40 @@ impl FileSource {
             data: &self.buf,
         }))
     }
+}
+
+/// The checks made before opening a named file: it exists, is not a directory, is not empty.
+fn check_file(p: &Path) -> Result<(), FileError> {
+    match fs::metadata(p) {
+        Err(e) => Err(FileError::Open(io_msg(&e))),
+        Ok(m) if m.is_file() && m.len() == 0 => Err(FileError::Empty),
+        Ok(m) if m.is_dir() => Err(FileError::Open("is a directory".into())),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// Open `path` (`-`: standard input) with libpcap, nanosecond timestamps.
+fn open_libpcap(path: &str) -> Result<Capture<Offline>, FileError> {
+    if path == "-" {
+        // SAFETY: fd 0 is open for the life of the process; libpcap takes a FILE* over it.
+        return unsafe { Capture::from_raw_fd_with_precision(0, Precision::Nano) }.map_err(|e| {
+            let m = pcap_msg(e);
+            // libpcap's wording when standard input ends before the first byte.
+            if m.contains("file header bytes, only got 0") {
+                FileError::Empty
+            } else {
+                FileError::Format(m)
+            }
+        });
+    }
+    Capture::from_file_with_precision(Path::new(path), Precision::Nano).map_err(|e| {
+        let m = pcap_msg(e);
+        if m.contains("Permission denied") {
+            FileError::Open("Permission denied".into())
+        } else {
+            FileError::Format(m)
+        }
+    })
 }
 
 /// End of the file (`Ok(None)`) or a read error.

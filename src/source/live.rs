@@ -18,8 +18,9 @@ use std::ffi::{CStr, c_char, c_int, c_void};
 use std::fmt::Write as _;
 use std::ptr::NonNull;
 
-use pcap::{Active, BreakLoop, Capture, Device, Savefile};
+use pcap::{Active, BpfProgram, BreakLoop, Capture, Device, Savefile};
 
+use super::tag_miss::{self, IsRoce, TagMiss};
 use super::{Record, ts_to_ns};
 use crate::decode::{LinkType, ROCEV1_ETHERTYPE, ROCEV2_PORT};
 
@@ -39,12 +40,15 @@ pub const DEFAULT_TIMEOUT_MS: i32 = 100;
 pub const OFFLOAD_NOTE: &str = "\
 Capturing RoCE that the NIC offloads:
   * NVIDIA/Mellanox ConnectX: RoCE bypasses the kernel, so a capture on the netdev (eth0, ens1f0)
-    sees nothing of it. Capture on the RDMA device instead: libpcap's RDMA sniffer lists
-    interfaces named like mlx5_0 (capture mlx5_0) when libpcap is built with RDMA support
-    (--enable-rdma, libpcap >= 1.9; Debian's libpcap is built without it). Other ways: NVIDIA's
-    tcpdump-rdma container, or ibdump (ibdump -d mlx5_0 -w out.pcap, then
-    roce-inspect read out.pcap). The sniffer needs CAP_NET_RAW and slows offloaded traffic.
-  * Other RDMA NICs (e.g. Intel E810 irdma): mirror the switch port and capture on the mirror.
+    sees nothing of it. Capture on the RDMA device instead: roce-inspect capture mlx5_0[:PORT]
+    uses libpcap's RDMA sniffer when libpcap offers the device (built with --enable-rdma;
+    Debian's and Ubuntu's libpcap are not), and otherwise its own verbs sniffer (a raw packet
+    QP with a sniffer flow rule, as libpcap does; needs CAP_NET_RAW). Either way the NIC copies
+    every packet of the port to host memory, which slows the offloaded traffic. Other ways:
+    NVIDIA's tcpdump-rdma container, or ibdump (ibdump -d mlx5_0 -w out.pcap, then
+    roce-inspect read out.pcap).
+  * Other RDMA NICs (e.g. Intel E810 irdma): mirror the switch port (ERSPAN, GRE or VXLAN; the
+    tunnels are decoded) and capture on the mirror.
   * Soft-RoCE (rxe) builds real UDP packets in the kernel: capture on its netdev
     (roce-inspect capture eth0). Traffic between two GIDs of the same rxe device never reaches
     the netdev.";
@@ -180,6 +184,9 @@ pub enum Next<'a> {
     Timeout,
     /// The capture was stopped through a [`BreakLoop`] handle (`pcap_breakloop`).
     Stopped,
+    /// A frame the user's filter rejects was read (and counted, see
+    /// [`LiveSource::set_filter_counting_tag_misses`]): read again.
+    Skipped,
 }
 
 /// libpcap's counters for a live capture (`pcap_stats(3PCAP)`; on Linux `received` counts
@@ -209,6 +216,8 @@ pub struct LiveSource {
     number: u64,
     /// Time of the first captured frame (ns).
     base_ts_ns: Option<u64>,
+    /// The user's filter, applied here, and the tagged RoCE frames it rejected.
+    user_filter: Option<(BpfProgram, TagMiss)>,
 }
 
 impl LiveSource {
@@ -299,6 +308,7 @@ impl LiveSource {
             timeout_ms: opts.timeout_ms,
             number: 0,
             base_ts_ns: None,
+            user_filter: None,
         })
     }
 
@@ -330,6 +340,37 @@ impl LiveSource {
         self.cap
             .filter(expr, true)
             .map_err(|e| LiveError::Filter(pcap_msg(e)))
+    }
+
+    /// Install the user's filter `expr` and count the tagged RoCE frames it misses
+    /// ([`TagMiss`]): on Ethernet the kernel filter also passes tagged frames that `expr`
+    /// matches untagged, and `expr` itself is then applied here; those it rejects are counted
+    /// and never returned nor saved. Elsewhere, or when the wider filter does not compile, just
+    /// `expr`. Returns the kernel filter installed.
+    ///
+    /// # Errors
+    /// [`LiveError::Filter`] with libpcap's message for `expr`.
+    pub fn set_filter_counting_tag_misses(
+        &mut self,
+        expr: &str,
+        is_roce: IsRoce,
+    ) -> Result<String, LiveError> {
+        let prog = self
+            .cap
+            .compile(expr, true)
+            .map_err(|e| LiveError::Filter(pcap_msg(e)))?;
+        let wide = tag_miss::suggest(expr, 2);
+        if self.linktype == LinkType::ETHERNET && self.set_filter(&wide).is_ok() {
+            self.user_filter = Some((prog, TagMiss::new(is_roce)));
+            return Ok(wide);
+        }
+        self.set_filter(expr)?;
+        Ok(expr.to_string())
+    }
+
+    /// The tagged-frame counter, when [`LiveSource::set_filter_counting_tag_misses`] set one.
+    pub fn tag_miss(&self) -> Option<&TagMiss> {
+        self.user_filter.as_ref().map(|(_, m)| m)
     }
 
     /// Install the default RoCE-only filter for this link type (see [`default_filter`]) and
@@ -407,6 +448,12 @@ impl LiveSource {
     pub fn next_frame(&mut self) -> Result<Next<'_>, LiveError> {
         match self.cap.next_packet() {
             Ok(p) => {
+                if let Some((prog, miss)) = &mut self.user_filter
+                    && !prog.filter(p.data)
+                {
+                    miss.rejected(prog, p.data, p.header.len);
+                    return Ok(Next::Skipped);
+                }
                 if let Some(sf) = &mut self.savefile {
                     sf.write(&p);
                 }

@@ -3,6 +3,9 @@
 
 pub mod file;
 pub mod live;
+pub mod mapped;
+pub mod sniffer;
+pub mod tag_miss;
 
 pub use file::FileSource;
 pub use live::LiveSource;

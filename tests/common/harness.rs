@@ -252,42 +252,75 @@ pub fn analyze_target(input: &Input) {
     write_messages(&r, &mut out, true).unwrap();
 }
 
+/// What a reader made of a capture file: every record (number, ts, caplen, len, bytes) and the
+/// error that ended it, if any.
+type ReadLog = (Vec<(u64, u64, u32, u32, Vec<u8>)>, Option<String>);
+
+fn read_all(src: &mut FileSource, bound: u64) -> ReadLog {
+    let mut recs = Vec::new();
+    let mut last = 0u64;
+    loop {
+        match src.next_record() {
+            Ok(Some(rec)) => {
+                assert!(
+                    recs.len() as u64 <= bound,
+                    "more records than the file can hold"
+                );
+                assert!(rec.number > last);
+                last = rec.number;
+                assert!(rec.data.len() as u64 <= u64::from(rec.caplen));
+                recs.push((
+                    rec.number,
+                    rec.ts_ns,
+                    rec.caplen,
+                    rec.len,
+                    rec.data.to_vec(),
+                ));
+            }
+            Ok(None) => break (recs, None),
+            Err(e) => {
+                let m = e.to_string();
+                assert!(!m.contains('\n'), "multi-line error: {m}");
+                break (recs, Some(m));
+            }
+        }
+    }
+}
+
 /// `capture_file` target: the bytes as a capture file, read by `FileSource` to the end or the
-/// first error, every record decoded and analysed.
+/// first error — once in place (the mapped reader, with libpcap taking over at an anomaly) and
+/// once through libpcap alone, which must agree record for record and on the error — then every
+/// record decoded and analysed.
 pub fn capture_file_target(data: &[u8]) {
     let mut tmp = tempfile::NamedTempFile::new().unwrap();
     tmp.write_all(data).unwrap();
     tmp.flush().unwrap();
     let path = tmp.path().to_str().unwrap().to_owned();
-    let Ok(mut src) = FileSource::open(&path) else {
+    let (Ok(mut src), Ok(mut lib)) = (FileSource::open(&path), FileSource::open(&path)) else {
         return;
     };
+    lib.use_libpcap().unwrap();
     let lt = src.linktype();
-    let cfg = DecodeConfig::default();
-    let mut a = Analyzer::new(AnalyzeConfig::default());
-    let mut n = 0u64;
-    let mut last = 0u64;
+    assert_eq!(lt, lib.linktype());
     // Every record holds at least 12 bytes (a pcapng block header), so no file yields more than this many.
     let bound = data.len() as u64 / 12 + 1;
-    loop {
-        match src.next_record() {
-            Ok(Some(rec)) => {
-                n += 1;
-                assert!(n <= bound, "more records than the file can hold");
-                assert!(rec.number > last);
-                last = rec.number;
-                assert!(rec.data.len() as u64 <= u64::from(rec.caplen));
-                let f = decode_frame(lt, rec.data, rec.len, &cfg);
-                a.push(rec.number, rec.ts_ns, &f);
-            }
-            Ok(None) => break,
-            Err(e) => {
-                assert!(!e.to_string().contains('\n'), "multi-line error: {e}");
-                break;
-            }
-        }
-    }
+    let mapped = read_all(&mut src, bound);
+    let libpcap = read_all(&mut lib, bound);
+    assert!(
+        mapped == libpcap,
+        "the two readers differ: mapped {} records ({:?}), libpcap {} ({:?})",
+        mapped.0.len(),
+        mapped.1,
+        libpcap.0.len(),
+        libpcap.1
+    );
     assert!(matches!(src.next_record(), Ok(None)));
+    let cfg = DecodeConfig::default();
+    let mut a = Analyzer::new(AnalyzeConfig::default());
+    for (number, ts, _, len, bytes) in &mapped.0 {
+        let f = decode_frame(lt, bytes, *len, &cfg);
+        a.push(*number, *ts, &f);
+    }
     let r = a.finish();
-    assert_eq!(r.frames.total, n);
+    assert_eq!(r.frames.total, mapped.0.len() as u64);
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod frames;
+pub mod mirror;
 
 use std::path::{Path, PathBuf};
 

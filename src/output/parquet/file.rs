@@ -45,6 +45,15 @@ pub fn escape_partition_value(v: &str) -> String {
     }
 }
 
+/// A temporary file name beside `name`, unique to this process and call, so that concurrent
+/// exports of one capture never write the same file (the last rename wins).
+pub fn temp_name(name: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!(".{name}.{}-{n}.tmp", std::process::id())
+}
+
 /// The folder of `table`'s partition for `capture` under `dir`.
 pub fn partition_dir(dir: &Path, table: &str, capture: &str) -> PathBuf {
     dir.join(table)
@@ -80,7 +89,7 @@ impl PartFile {
         let folder = partition_dir(dir, table, capture);
         fs::create_dir_all(&folder).map_err(|e| ExportError::io(&folder, e))?;
         let path = folder.join("part-0.parquet");
-        let tmp = folder.join(".part-0.parquet.tmp");
+        let tmp = folder.join(temp_name("part-0.parquet"));
         let file = File::create(&tmp).map_err(|e| ExportError::io(&tmp, e))?;
         let props = properties(table, capture, host);
         let mut writer =

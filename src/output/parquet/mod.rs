@@ -284,7 +284,7 @@ struct Spill {
 impl Spill {
     fn create(dir: &Path) -> Result<Spill, ExportError> {
         fs::create_dir_all(dir).map_err(|e| ExportError::io(dir, e))?;
-        let path = dir.join(".messages.spill.tmp");
+        let path = dir.join(file::temp_name("messages.spill"));
         let f = File::create(&path).map_err(|e| ExportError::io(&path, e))?;
         Ok(Spill {
             path,

@@ -1,7 +1,8 @@
 //! The `packets` table: one row per RoCE frame, with the per-packet fields of `read --json`
 //! (src/output/json.rs) flattened into typed columns: a nested object's keys are joined to its
-//! name with `_` (`bth.psn` → `bth_psn`), `ts_ns` becomes the `ts` timestamp column, and a
-//! header the packet lacks is null in every column of that header.
+//! name with `_` (`bth.psn` → `bth_psn`), `ts_ns` becomes the `ts` timestamp column, the
+//! `encap` array of tunnel layers is its JSON text, and a header the packet lacks is null in
+//! every column of that header.
 //!
 //! Column types follow the fields' bit widths in IBTA Vol 1 §9.2–9.5 (the BTH PSN and DestQP
 //! are 24 bits → UInt32, the P_Key 16 bits → UInt16, …); addresses are strings as in JSON.
@@ -17,7 +18,7 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef, TimeUnit};
 
 use crate::decode::{
-    Address, AethKind, ExtHeaders, IcrcStatus, LinkSummary, RocePacket, UncheckedReason,
+    Address, AethKind, Encap, ExtHeaders, IcrcStatus, LinkSummary, RocePacket, UncheckedReason,
 };
 
 /// The Arrow type of `ts`: ns since the Unix epoch, UTC (Parquet `TIMESTAMP(NANOS, true)`).
@@ -58,6 +59,7 @@ columns! {
     vlan_pcp: UInt8Builder = DataType::UInt8, true;
     inner_vlan: UInt16Builder = DataType::UInt16, true;
     inner_vlan_pcp: UInt8Builder = DataType::UInt8, true;
+    encap: StringBuilder = DataType::Utf8, true;
     roce: StringBuilder = DataType::Utf8, false;
     src: StringBuilder = DataType::Utf8, false;
     dst: StringBuilder = DataType::Utf8, false;
@@ -143,6 +145,8 @@ pub struct PacketMeta<'a> {
     pub caplen: u32,
     /// Link-layer summary (VLAN tags).
     pub link: &'a LinkSummary,
+    /// Tunnel layers (GRE, ERSPAN, VXLAN) around the packet.
+    pub encap: &'a Encap,
 }
 
 /// Rows of the `packets` table being collected into one record batch.
@@ -188,6 +192,12 @@ impl PacketRows {
         b.len.append_value(m.len);
         b.caplen.append_value(m.caplen);
         link(b, m.link);
+        if m.encap.is_empty() {
+            b.encap.append_null();
+        } else {
+            b.encap
+                .append_value(crate::output::json::encap_json(m.encap));
+        }
         b.roce.append_value(p.version.name());
         b.src.append_value(self.addr_cache.text(&p.src));
         b.dst.append_value(self.addr_cache.text(&p.dst));
@@ -405,6 +415,7 @@ mod tests {
             len: bytes.len() as u32,
             caplen: bytes.len() as u32,
             link: &f.link,
+            encap: &f.encap,
         };
         let mut rows = PacketRows::new();
         rows.push("cnp.pcap", "h1", &meta, p);

@@ -179,6 +179,33 @@ pub fn wire_ns(bytes: usize, gbps: f64) -> u64 {
     (((bytes + 20) * 8) as f64 / gbps).round() as u64
 }
 
+/// A copy of an untagged Ethernet / IPv4 RoCEv2 frame moved to other hosts: both addresses
+/// become 10.(net >> 8).(net & 255).n (n kept), with the IPv4 header checksum and the ICRC
+/// (which covers the addresses) computed again. Frames of another shape are returned as they
+/// are. Used to tile scenarios into large traces whose copies do not share flows.
+pub fn relocate_ipv4(frame: &[u8], net: u16) -> Vec<u8> {
+    let mut f = frame.to_vec();
+    let ip = 14;
+    if f.len() < ip + 28 + 16 || f[12..14] != [0x08, 0x00] || f[ip] >> 4 != 4 {
+        return f;
+    }
+    let ihl = usize::from(f[ip] & 0x0f) * 4;
+    let (udp, end) = (ip + ihl, f.len() - 4);
+    let t = udp + 8;
+    if ihl < 20 || t + 12 > end {
+        return f;
+    }
+    for a in [ip + 12, ip + 16] {
+        f[a + 1..a + 3].copy_from_slice(&net.to_be_bytes());
+    }
+    f[ip + 10..ip + 12].fill(0);
+    let c = super::frame::ipv4_checksum(&f[ip..udp]);
+    f[ip + 10..ip + 12].copy_from_slice(&c.to_be_bytes());
+    let crc = crate::decode::icrc::rocev2_ipv4(&f[ip..udp], &f[udp..t], &f[t..end]);
+    f[end..].copy_from_slice(&crc.to_le_bytes());
+    f
+}
+
 /// The seeded PRNG of the scenarios (Xoshiro256++, portable across platforms).
 pub fn rng(seed: u64) -> Xoshiro256PlusPlus {
     Xoshiro256PlusPlus::seed_from_u64(seed)

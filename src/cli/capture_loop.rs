@@ -1,0 +1,190 @@
+//! The read loop shared by `capture`'s two sources (libpcap, and the RDMA sniffer): read
+//! frames, hand them to the run, flush output while idle, stop on `-c`, `--duration`, a signal,
+//! a closed output or an error.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+use anyhow::Result;
+
+use super::pipeline::{Run, io_outcome};
+use crate::source::live::{LiveSource, Next};
+
+/// Why a capture stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// `-c N` reached.
+    Count,
+    /// `--duration` reached.
+    Duration,
+    /// Ctrl-C, SIGTERM or SIGHUP.
+    Signal,
+    /// Stdout was closed.
+    OutputClosed,
+    /// Writing the output failed.
+    OutputError,
+    /// Reading the source failed.
+    ReadError,
+}
+
+impl Stop {
+    /// The report's words for it.
+    pub fn text(self) -> &'static str {
+        match self {
+            Stop::Count => "frame count reached",
+            Stop::Duration => "duration reached",
+            Stop::Signal => "interrupted",
+            Stop::OutputClosed => "output closed",
+            Stop::OutputError => "output error",
+            Stop::ReadError => "capture error",
+        }
+    }
+}
+
+/// A live source of frames.
+pub trait FrameSource {
+    /// The next frame without waiting.
+    ///
+    /// # Errors
+    /// The source's read error.
+    fn next_frame(&mut self) -> Result<Next<'_>>;
+    /// Wait for frames at most about 100 ms; `Ok(false)` when none came.
+    ///
+    /// # Errors
+    /// The source's wait error.
+    fn wait(&mut self) -> Result<bool>;
+    /// Push the savefile's buffered frames to disk.
+    ///
+    /// # Errors
+    /// The savefile's write error.
+    fn flush_savefile(&mut self) -> Result<()>;
+}
+
+impl FrameSource for LiveSource {
+    fn next_frame(&mut self) -> Result<Next<'_>> {
+        Ok(LiveSource::next_frame(self)?)
+    }
+    fn wait(&mut self) -> Result<bool> {
+        Ok(LiveSource::wait(self)?)
+    }
+    fn flush_savefile(&mut self) -> Result<()> {
+        Ok(LiveSource::flush_savefile(self)?)
+    }
+}
+
+#[cfg(feature = "verbs")]
+impl FrameSource for crate::source::sniffer::verbs::RdmaSniffer {
+    fn next_frame(&mut self) -> Result<Next<'_>> {
+        Ok(crate::source::sniffer::verbs::RdmaSniffer::next_frame(
+            self,
+        )?)
+    }
+    fn wait(&mut self) -> Result<bool> {
+        Ok(crate::source::sniffer::verbs::RdmaSniffer::wait(self, 100)?)
+    }
+    fn flush_savefile(&mut self) -> Result<()> {
+        crate::source::sniffer::verbs::RdmaSniffer::flush_savefile(self).map_err(anyhow::Error::msg)
+    }
+}
+
+/// How the loop ended, and the errors to report after the capture report.
+pub struct Ended {
+    /// Why.
+    pub stop: Stop,
+    /// An output error other than a closed pipe.
+    pub out_err: Option<anyhow::Error>,
+    /// A read error.
+    pub read_err: Option<anyhow::Error>,
+}
+
+/// Why to stop after an output result, if at all: a closed pipe ends quietly, another error
+/// is kept in `out_err` for after the report.
+fn output_stop(r: std::io::Result<()>, out_err: &mut Option<anyhow::Error>) -> Option<Stop> {
+    match io_outcome(r) {
+        Ok(None) => None,
+        Ok(Some(_)) => Some(Stop::OutputClosed),
+        Err(e) => {
+            *out_err = Some(e);
+            Some(Stop::OutputError)
+        }
+    }
+}
+
+/// Idle (no packet for the read timeout): push out what is buffered — stdout that is not live,
+/// and the savefile. Returns why to stop, if an error says so.
+fn idle_flush<S: FrameSource>(run: &mut Run, src: &mut S, e: &mut Ended) -> Option<Stop> {
+    if let Some(stop) = output_stop(run.flush(), &mut e.out_err) {
+        return Some(stop);
+    }
+    if let Err(err) = src.flush_savefile() {
+        e.read_err = Some(err);
+        return Some(Stop::ReadError);
+    }
+    None
+}
+
+/// Read `src` into `run` until something says stop. Live output is flushed whenever the
+/// source has nothing buffered, before it waits: every packet is shown as soon as it is read,
+/// yet under load a burst costs one write instead of one per packet.
+pub fn read_loop<S: FrameSource>(
+    src: &mut S,
+    run: &mut Run,
+    signals: &Arc<AtomicU32>,
+    deadline: Option<Instant>,
+    live_out: bool,
+) -> Ended {
+    let mut e = Ended {
+        stop: Stop::Count,
+        out_err: None,
+        read_err: None,
+    };
+    e.stop = loop {
+        if run.done() {
+            break Stop::Count;
+        }
+        if signals.load(Ordering::SeqCst) > 0 {
+            break Stop::Signal;
+        }
+        if deadline.is_some_and(|t| Instant::now() >= t) {
+            break Stop::Duration;
+        }
+        match src.next_frame() {
+            Ok(Next::Record(rec)) => {
+                if let Some(stop) = output_stop(run.record(&rec), &mut e.out_err) {
+                    break stop;
+                }
+            }
+            Ok(Next::Empty) => {
+                if live_out && let Some(stop) = output_stop(run.flush(), &mut e.out_err) {
+                    break stop;
+                }
+                match src.wait() {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        if let Some(stop) = idle_flush(run, src, &mut e) {
+                            break stop;
+                        }
+                    }
+                    Err(err) => {
+                        e.read_err = Some(err);
+                        break Stop::ReadError;
+                    }
+                }
+            }
+            Ok(Next::Timeout) => {
+                if let Some(stop) = idle_flush(run, src, &mut e) {
+                    break stop;
+                }
+            }
+            // pcap_breakloop from the signal handler: the loop head sees the signal count.
+            // A frame the user's filter rejected: read on.
+            Ok(Next::Stopped | Next::Skipped) => {}
+            Err(err) => {
+                e.read_err = Some(err);
+                break Stop::ReadError;
+            }
+        }
+    };
+    e
+}

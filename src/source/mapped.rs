@@ -1,0 +1,312 @@
+//! Zero-copy reading of capture files: the file is mapped into memory (`memmap2`) and its
+//! records are walked in place with `pcap-parser`, so a frame's bytes are never copied.
+//!
+//! The walker handles the common, well-formed cases: classic pcap (either byte order, µs or ns
+//! timestamps) and pcapng with one section whose interfaces share one link type and use µs or
+//! ns resolution without offset. Anything else — a damaged or truncated record, a capture
+//! length over the snap length, another timestamp resolution, a second section — is an
+//! [`Step::Anomaly`]: the caller then hands the file to libpcap from that record on, so errors
+//! and corner cases behave exactly as libpcap's (see [`super::file`]).
+//!
+//! Pages already walked are released from the process (`MADV_DONTNEED` every 16 MiB; they stay
+//! in the page cache), so resident memory does not grow with the file size.
+
+use std::fs::File;
+use std::sync::Arc;
+
+use memmap2::{Mmap, UncheckedAdvice};
+use pcap_parser::pcap::{LegacyPcapBlock, PcapHeader, parse_pcap_frame, parse_pcap_frame_be};
+use pcap_parser::pcapng::{Block, parse_block_be, parse_block_le, parse_sectionheaderblock};
+
+use crate::decode::LinkType;
+
+/// libpcap's largest accepted capture length for the link types roce-inspect reads
+/// (`MAXIMUM_SNAPLEN`, 262144 bytes); longer records are left to libpcap to report.
+const MAX_CAPLEN: u32 = 262_144;
+
+/// Bytes walked between two releases of the walked pages.
+const RELEASE_EVERY: usize = 16 << 20;
+
+/// One record found in place: its header fields and where its bytes are in the mapping
+/// ([`MappedFile::bytes`]).
+#[derive(Clone, Copy, Debug)]
+pub struct RawRecord {
+    /// Capture time, ns since the Unix epoch.
+    pub ts_ns: u64,
+    /// Bytes captured.
+    pub caplen: u32,
+    /// Bytes on the wire.
+    pub len: u32,
+    /// Offset of the captured bytes in the file.
+    pub start: usize,
+}
+
+/// The result of one step of the walk.
+#[derive(Clone, Copy, Debug)]
+pub enum Step {
+    /// The next record.
+    Record(RawRecord),
+    /// The end of the file, after a whole record.
+    End,
+    /// Something the walker leaves to libpcap, at the record after those already returned.
+    Anomaly,
+}
+
+/// The container format being walked.
+#[derive(Clone, Copy, Debug)]
+enum Format {
+    /// Classic pcap: big-endian records, nanosecond timestamps, file snap length (bytes).
+    Pcap { be: bool, nano: bool, snaplen: u32 },
+    /// pcapng (one section): big-endian blocks.
+    Pcapng { be: bool },
+}
+
+/// An interface of a pcapng section: ns per timestamp unit (1 or 1000), snap length (0: none).
+#[derive(Clone, Copy, Debug)]
+struct Iface {
+    ns_per_unit: u64,
+    snaplen: u32,
+}
+
+/// A capture file mapped into memory and walked record by record.
+pub struct MappedFile {
+    map: Arc<Mmap>,
+    format: Format,
+    linktype: LinkType,
+    ifaces: Vec<Iface>,
+    /// Offset of the next record or block.
+    pos: usize,
+    /// Offset up to which walked pages were released.
+    released: usize,
+}
+
+impl MappedFile {
+    /// Map `file` and read its header. `None` when the walker does not handle this file (not
+    /// pcap/pcapng, an unusual header, or the map failed): the caller uses libpcap instead,
+    /// which also words the errors.
+    pub fn open(file: &File) -> Option<MappedFile> {
+        // SAFETY: the mapping is read-only; a capture file changed by another process while it
+        // is read gives wrong frames (as libpcap would), not undefined behaviour in practice.
+        let map = Arc::new(unsafe { Mmap::map(file) }.ok()?);
+        let _ = map.advise(memmap2::Advice::Sequential);
+        let mut m = MappedFile {
+            map,
+            format: Format::Pcapng { be: false },
+            linktype: LinkType(0),
+            ifaces: Vec::new(),
+            pos: 0,
+            released: 0,
+        };
+        m.read_header()?;
+        Some(m)
+    }
+
+    /// The link type of the file (of the first interface for pcapng).
+    pub fn linktype(&self) -> LinkType {
+        self.linktype
+    }
+
+    fn read_header(&mut self) -> Option<()> {
+        let buf: &[u8] = &self.map;
+        if buf.len() >= 4 && buf[..4] == [0x0a, 0x0d, 0x0d, 0x0a] {
+            return self.read_pcapng_header();
+        }
+        let (_, h): (_, PcapHeader) = pcap_parser::pcap::parse_pcap_header(buf).ok()?;
+        if h.is_modified_format()
+            || (h.version_major, h.version_minor) != (2, 4)
+            || h.snaplen == 0
+            || h.snaplen > MAX_CAPLEN
+        {
+            return None;
+        }
+        self.format = Format::Pcap {
+            be: h.is_bigendian(),
+            nano: h.is_nanosecond_precision(),
+            snaplen: h.snaplen,
+        };
+        self.linktype = LinkType(h.network.0 as u32);
+        self.pos = 24;
+        Some(())
+    }
+
+    /// The section header and the interface descriptions before the first packet.
+    fn read_pcapng_header(&mut self) -> Option<()> {
+        let (rest, shb) = parse_sectionheaderblock(&self.map).ok()?;
+        if shb.major_version != 1 {
+            return None;
+        }
+        let be = shb.big_endian();
+        self.format = Format::Pcapng { be };
+        self.pos = self.map.len() - rest.len();
+        // The first interface fixes the link type; read blocks until one is seen.
+        while self.ifaces.is_empty() {
+            match self.pcapng_block()? {
+                BlockStep::Packet(_) => return None,
+                BlockStep::Skip => {}
+            }
+        }
+        Some(())
+    }
+
+    /// The whole mapping, shared: [`RawRecord::start`] and `caplen` locate a record in it.
+    pub fn shared(&self) -> Arc<Mmap> {
+        Arc::clone(&self.map)
+    }
+
+    /// The captured bytes of `r`.
+    pub fn bytes(&self, r: &RawRecord) -> &[u8] {
+        &self.map[r.start..r.start + r.caplen as usize]
+    }
+
+    /// The next record, or the end, or an anomaly.
+    pub fn step(&mut self) -> Step {
+        self.release_walked();
+        match self.format {
+            Format::Pcap { be, nano, snaplen } => self.next_pcap(be, nano, snaplen),
+            Format::Pcapng { .. } => loop {
+                match self.pcapng_block() {
+                    None if self.at_end() => return Step::End,
+                    None => return Step::Anomaly,
+                    Some(BlockStep::Skip) => continue,
+                    Some(BlockStep::Packet(r)) => return Step::Record(r),
+                }
+            },
+        }
+    }
+
+    fn next_pcap(&mut self, be: bool, nano: bool, snaplen: u32) -> Step {
+        let rest = &self.map[self.pos..];
+        if rest.is_empty() {
+            return Step::End;
+        }
+        let parsed = if be {
+            parse_pcap_frame_be(rest)
+        } else {
+            parse_pcap_frame(rest)
+        };
+        let Ok((after, b)) = parsed else {
+            return Step::Anomaly;
+        };
+        let b: LegacyPcapBlock<'_> = b;
+        // libpcap reads ts_sec as a signed 32-bit value and checks the capture length against
+        // the snap length: leave those cases to it.
+        if b.ts_sec > i32::MAX as u32 || b.caplen > snaplen.min(MAX_CAPLEN) || b.caplen > b.origlen
+        {
+            return Step::Anomaly;
+        }
+        let frac = u64::from(b.ts_usec) * if nano { 1 } else { 1_000 };
+        let rec = RawRecord {
+            ts_ns: u64::from(b.ts_sec) * 1_000_000_000 + frac,
+            caplen: b.caplen,
+            len: b.origlen,
+            start: b.data.as_ptr() as usize - self.map.as_ptr() as usize,
+        };
+        self.pos = self.map.len() - after.len();
+        Step::Record(rec)
+    }
+
+    /// Parse one pcapng block: a packet (as offsets into the map), something skipped, or `None`
+    /// for an anomaly (and at the end of the file, which callers tell apart by position).
+    fn pcapng_block(&mut self) -> Option<BlockStep> {
+        let Format::Pcapng { be } = self.format else {
+            return None;
+        };
+        let base = self.map.as_ptr() as usize;
+        let rest = &self.map[self.pos..];
+        if rest.len() < 12 {
+            return None;
+        }
+        // Block total length (bytes 4..8): libpcap refuses blocks larger than a packet of the
+        // largest snap length needs; leave those to it.
+        let word = [rest[4], rest[5], rest[6], rest[7]];
+        let total = if be {
+            u32::from_be_bytes(word)
+        } else {
+            u32::from_le_bytes(word)
+        };
+        if total > MAX_CAPLEN {
+            return None;
+        }
+        let (after, block) = if be {
+            parse_block_be(rest)
+        } else {
+            parse_block_le(rest)
+        }
+        .ok()?;
+        let step = match block {
+            Block::EnhancedPacket(e) => {
+                let iface = *self.ifaces.get(e.if_id as usize)?;
+                if e.caplen as usize > e.data.len()
+                    || e.caplen > e.origlen
+                    || e.caplen > MAX_CAPLEN
+                    || (iface.snaplen != 0 && e.caplen > iface.snaplen)
+                {
+                    return None;
+                }
+                let units = (u64::from(e.ts_high) << 32) | u64::from(e.ts_low);
+                let ts_ns = units.checked_mul(iface.ns_per_unit)?;
+                BlockStep::Packet(RawRecord {
+                    start: e.data.as_ptr() as usize - base,
+                    caplen: e.caplen,
+                    len: e.origlen,
+                    ts_ns,
+                })
+            }
+            Block::InterfaceDescription(idb) => {
+                let lt = LinkType(idb.linktype.0 as u32);
+                let ns_per_unit = match (idb.if_tsresol, idb.if_tsoffset) {
+                    (6, 0) => 1_000,
+                    (9, 0) => 1,
+                    _ => return None,
+                };
+                if !self.ifaces.is_empty() && lt != self.linktype {
+                    return None;
+                }
+                self.linktype = lt;
+                self.ifaces.push(Iface {
+                    ns_per_unit,
+                    snaplen: idb.snaplen,
+                });
+                BlockStep::Skip
+            }
+            // A second section, or a packet block without a timestamp: libpcap's job.
+            Block::SectionHeader(_) | Block::SimplePacket(_) => return None,
+            _ => BlockStep::Skip,
+        };
+        self.pos = self.map.len() - after.len();
+        Some(step)
+    }
+
+    /// Release the pages walked so far, every [`RELEASE_EVERY`] bytes.
+    fn release_walked(&mut self) {
+        if self.pos < self.released + RELEASE_EVERY {
+            return;
+        }
+        let page = 4096;
+        let end = self.pos / page * page;
+        if end > self.released {
+            // SAFETY: the range lies inside the mapping, which is file-backed, shared and never
+            // written: dropping its pages only means that a later access (a record still being
+            // decoded elsewhere, say) reads them again from the page cache.
+            let _ = unsafe {
+                self.map.unchecked_advise_range(
+                    UncheckedAdvice::DontNeed,
+                    self.released,
+                    end - self.released,
+                )
+            };
+            self.released = end;
+        }
+    }
+
+    /// Whether the walk stopped at the end of the file.
+    pub fn at_end(&self) -> bool {
+        self.pos >= self.map.len()
+    }
+}
+
+/// What one pcapng block was.
+enum BlockStep {
+    Packet(RawRecord),
+    Skip,
+}

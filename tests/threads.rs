@@ -1,0 +1,158 @@
+//! `read --threads N` prints exactly what `--threads 1` prints — packet lines (text, `-V`,
+//! JSON), reports (`--summary --json`, text), `--messages`, `--gaps`, with `-c` and `-f` — on
+//! random mixes of generated traces larger than one parallel window (so batch and window
+//! boundaries fall everywhere): the sample scenarios tiled on many hosts and interleaved in
+//! time (flows that pair late), a CNP flood to QPs with no data, PSNs wrapping at 2^24.
+
+use std::path::Path;
+use std::process::Command;
+
+use proptest::prelude::*;
+use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, Record, pcap_bytes};
+use roce_inspect::synth::frame::{Bth, Packet};
+use roce_inspect::synth::scenario::{
+    self, BASE_NS, congestion, read_timeout, relocate_ipv4, write_bw,
+};
+
+/// RC WRITE ONLY + ACK pairs whose PSNs cross 2^24, on hosts 10.250.0.x.
+fn psn_wrap(n: u32, start_ns: u64) -> Vec<Record> {
+    let mut v = Vec::new();
+    for i in 0..n {
+        let psn = (0xff_fff0 + i) & 0xff_ffff;
+        let mut w = Packet::v4(
+            [10, 250, 0, 1],
+            [10, 250, 0, 2],
+            Bth {
+                opcode: 0x0a,
+                dest_qp: 0x77,
+                psn,
+                ack_req: true,
+                ..Bth::default()
+            },
+        );
+        w.payload_len = 64;
+        w.ext.reth = (0x1000 + u64::from(i) * 64, 9, 64);
+        let mut a = Packet::v4(
+            [10, 250, 0, 2],
+            [10, 250, 0, 1],
+            Bth {
+                opcode: 0x11,
+                dest_qp: 0x66,
+                psn,
+                ..Bth::default()
+            },
+        );
+        a.ext.aeth = (0x1f, i + 1);
+        let t = start_ns + u64::from(i) * 2_000;
+        v.push(Record::new(t, w.build()));
+        v.push(Record::new(t + 700, a.build()));
+    }
+    v
+}
+
+/// A flood of CNPs (BECN) to QPs that send nothing, from 10.251.0.3.
+fn cnp_flood(n: u32, start_ns: u64) -> Vec<Record> {
+    (0..n)
+        .map(|i| {
+            let mut c = Packet::v4(
+                [10, 251, 0, 3],
+                [10, 251, (i % 200) as u8, 1],
+                Bth {
+                    opcode: 0x81,
+                    dest_qp: 0x100 + i % 500,
+                    becn: true,
+                    ..Bth::default()
+                },
+            );
+            c.udp_src = 0xd000 + (i % 4000) as u16;
+            Record::new(start_ns + u64::from(i) * 300, c.build())
+        })
+        .collect()
+}
+
+/// `copies` tiles of each scenario on their own hosts, each shifted by a random offset so
+/// that they interleave; then the wrap and flood parts; sorted by time.
+fn mix(copies: u16, shifts: &[u64], flood: u32) -> Vec<Record> {
+    let tiles = [
+        write_bw::scenario().sample.records,
+        read_timeout::scenario().sample.records,
+        congestion::scenario().sample.records,
+    ];
+    let mut recs = Vec::new();
+    for c in 0..copies {
+        let tile = &tiles[usize::from(c) % tiles.len()];
+        let shift = shifts[usize::from(c) % shifts.len()];
+        for r in tile {
+            recs.push(Record::new(r.ts_ns + shift, relocate_ipv4(&r.data, c + 1)));
+        }
+    }
+    recs.extend(psn_wrap(3000, BASE_NS + 5_000));
+    recs.extend(cnp_flood(flood, BASE_NS + 7_000));
+    recs.sort_by_key(|r| r.ts_ns);
+    recs
+}
+
+fn run(file: &Path, threads: &str, args: &[&str]) -> (Option<i32>, Vec<u8>, Vec<u8>) {
+    let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+        .arg("read")
+        .arg(file)
+        .args(["--threads", threads, "--color", "never"])
+        .args(args)
+        .output()
+        .unwrap();
+    (out.status.code(), out.stdout, out.stderr)
+}
+
+const VARIANTS: &[&[&str]] = &[
+    &[],
+    &["--json"],
+    &["-q"],
+    &["--summary", "--json", "--messages"],
+    &["--messages", "-q"],
+    &["--gaps", "--json"],
+    &["-V", "-c", "20000"],
+    &["-c", "17001", "--json", "--summary"],
+    &["-f", "udp and not host 10.251.0.3", "--summary"],
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3, ..ProptestConfig::default() })]
+    #[test]
+    fn threads_print_the_same(
+        copies in 200u16..260,
+        shifts in proptest::collection::vec(0u64..3_000_000, 1..6),
+        flood in 1_000u32..6_000,
+        threads in prop::sample::select(vec!["2", "3", "4"]),
+    ) {
+        let recs = mix(copies, &shifts, flood);
+        prop_assert!(recs.len() > 40_000, "only {} frames", recs.len());
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("mix.pcap");
+        std::fs::write(&f, pcap_bytes(LINKTYPE_ETHERNET, scenario::SNAPLEN, &recs)).unwrap();
+        for v in VARIANTS {
+            let one = run(&f, "1", v);
+            prop_assert_eq!(one.0, Some(0), "{:?}: {}", v, String::from_utf8_lossy(&one.2));
+            let many = run(&f, threads, v);
+            prop_assert!(one == many, "--threads {} differs from --threads 1 with {:?}", threads, v);
+        }
+    }
+}
+
+/// A file the mapped reader stops on (a record cut short at the end): libpcap takes over in
+/// the middle of the parallel read, and the frames, the report and the one-line error are those
+/// of `--threads 1`.
+#[test]
+fn parallel_read_hands_over_to_libpcap() {
+    let recs = mix(200, &[0, 1_500_000], 2_000);
+    let mut bytes = pcap_bytes(LINKTYPE_ETHERNET, scenario::SNAPLEN, &recs);
+    bytes.truncate(bytes.len() - 10);
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("cut.pcap");
+    std::fs::write(&f, &bytes).unwrap();
+    for v in [&[][..], &["--summary", "--json"][..]] {
+        let one = run(&f, "1", v);
+        assert_eq!(one.0, Some(1));
+        assert_eq!(String::from_utf8_lossy(&one.2).lines().count(), 1);
+        assert!(one == run(&f, "2", v), "{v:?}");
+    }
+}
