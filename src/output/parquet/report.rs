@@ -458,7 +458,7 @@ mod tests {
 
     #[test]
     fn flattens_and_infers_types_per_column() {
-        let items = vec![
+        let items = [
             json!({"id": 0, "psn": {"first": 5, "last": null}, "ce_fraction": 0.5,
                    "transport": "RC", "msn": [1, 2], "nak": null, "delta": 3, "odd": 1, "retx": null}),
             json!({"id": 1, "psn": {"first": null, "last": 9}, "ce_fraction": 0.0,
