@@ -39,7 +39,7 @@ echo "trace: $N packets, $(stat -c %s "$DIR/t.pcap") bytes"
 best sh -c "'$BIN' read '$DIR/t.pcap' --json > '$DIR/t.ndjson'"
 read -r s kb <<< "$BEST"
 echo "read --json > file: ${s} s ($(rate "$N" "$s")), peak RSS ${kb} KiB, NDJSON $(stat -c %s "$DIR/t.ndjson") bytes"
-best "$BIN" export "$DIR/t.pcap" --parquet "$DIR/pq"
+best sh -c "'$BIN' export '$DIR/t.pcap' --parquet '$DIR/pq' > /dev/null"
 read -r s kb <<< "$BEST"
 pq=$(du -sb "$DIR/pq" | cut -f1)
 pk=$(du -sb "$DIR/pq/packets" | cut -f1)
@@ -51,7 +51,7 @@ rm -f "$DIR/t.ndjson"
 if [ "$BIG" -gt 0 ]; then
   "$GEN" "$DIR/big.pcap" "$BIG" > /dev/null
   echo "big trace: $BIG packets, $(stat -c %s "$DIR/big.pcap") bytes"
-  /usr/bin/time -f "%e %M" -o "$DIR/t.txt" "$BIN" export "$DIR/big.pcap" --parquet "$DIR/big"
+  /usr/bin/time -f "%e %M" -o "$DIR/t.txt" "$BIN" export "$DIR/big.pcap" --parquet "$DIR/big" > /dev/null
   read -r s kb < "$DIR/t.txt"
   echo "export --parquet: ${s} s ($(rate "$BIG" "$s")), peak RSS ${kb} KiB, Parquet $(du -sb "$DIR/big" | cut -f1) bytes"
 fi
