@@ -6,7 +6,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages the build, the tests and the demo need.
 DEB_PACKAGES := libpcap-dev pkg-config libibverbs-dev librdmacm-dev libclang-dev fonts-dejavu-core \
-                tshark tcpdump mandoc iproute2 time bc jq
+                tshark tcpdump mandoc iproute2 time bc jq python3 python3-pip
 # Headless browser for tests/html.rs, installed only under CI (the test skips without it).
 ifneq ($(CI),)
 DEB_PACKAGES += chromium
@@ -37,6 +37,14 @@ deps:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "deps: all Debian packages present"; fi
+	@# The Python duckdb package for the Parquet dataset test (tests/export_duckdb.py); the test
+	@# skips with one line without it. As root or as a user, with or without PEP 668 markers.
+	@python3 -c 'import duckdb' 2>/dev/null || { \
+	  echo "installing: python duckdb"; \
+	  python3 -m pip install -q duckdb 2>/dev/null || \
+	  python3 -m pip install -q --user duckdb 2>/dev/null || \
+	  python3 -m pip install -q --user --break-system-packages duckdb || \
+	  echo "deps: could not install the Python duckdb package; tests/export.rs skips its DuckDB check"; }
 
 ## demo: release build, then decode a bundled sample and print its report.
 demo: deps

@@ -22,6 +22,9 @@ _roce__inspect() {
             roce__inspect,correlate)
                 cmd="roce__inspect__subcmd__correlate"
                 ;;
+            roce__inspect,export)
+                cmd="roce__inspect__subcmd__export"
+                ;;
             roce__inspect,generate)
                 cmd="roce__inspect__subcmd__generate"
                 ;;
@@ -46,6 +49,9 @@ _roce__inspect() {
             roce__inspect__subcmd__help,correlate)
                 cmd="roce__inspect__subcmd__help__subcmd__correlate"
                 ;;
+            roce__inspect__subcmd__help,export)
+                cmd="roce__inspect__subcmd__help__subcmd__export"
+                ;;
             roce__inspect__subcmd__help,generate)
                 cmd="roce__inspect__subcmd__help__subcmd__generate"
                 ;;
@@ -68,7 +74,7 @@ _roce__inspect() {
 
     case "${cmd}" in
         roce__inspect)
-            opts="-h -V --help --version read capture generate correlate list interfaces plot help"
+            opts="-h -V --help --version read capture generate correlate export list interfaces plot help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -82,7 +88,7 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__capture)
-            opts="-i -w -c -f -V -n -q -h --snaplen --promisc --buffer-size --write --buffered --duration --count --filter --qp --opcode --json --verbose --all --color --roce-port --vxlan-port --mirror-time --summary --quiet --messages --gaps --mtu --max-flows --encap-session --html --wide --help"
+            opts="-i -w -c -f -V -n -q -h --snaplen --promisc --buffer-size --write --buffered --duration --parquet --host --count --filter --qp --opcode --json --verbose --all --color --roce-port --vxlan-port --mirror-time --summary --quiet --messages --gaps --mtu --max-flows --encap-session --html --wide --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -109,6 +115,14 @@ _roce__inspect() {
                     return 0
                     ;;
                 --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --parquet)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --host)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -201,6 +215,48 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        roce__inspect__subcmd__export)
+            opts="-f -h --parquet --host --filter --roce-port --mtu --max-flows --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --parquet)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --filter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --roce-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mtu)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-flows)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         roce__inspect__subcmd__generate)
             opts="-h --listen --peer --oob-port --device --ib-port --gid-index --gpu --size --imm --iters --duration --tx-depth --qps --tclass --mtu --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -268,7 +324,7 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__help)
-            opts="read capture generate correlate list plot help"
+            opts="read capture generate correlate export list plot help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -296,6 +352,20 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__help__subcmd__correlate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        roce__inspect__subcmd__help__subcmd__export)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

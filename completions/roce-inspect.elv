@@ -26,6 +26,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand capture 'Capture live from a network interface and decode RoCE packets as they arrive'
             cand generate 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw'
             cand correlate 'Match one job''s packets across several captures (one per host or mirror): loss located to a link, capture clocks aligned, one-way delay per link and direction'
+            cand export 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark'
             cand list 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
             cand interfaces 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
             cand plot 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
@@ -69,6 +70,8 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand -w 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C)'
             cand --write 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C)'
             cand --duration 'Stop after this many seconds (fractions allowed), e.g. `--duration 30`'
+            cand --parquet 'Also write every RoCE frame and, at the end, the report as Parquet tables under DIR, as `export` does; the capture is named after the -w file, else IFACE-UNIXTIME'
+            cand --host 'With --parquet: the `host` column (default: this machine''s host name)'
             cand -c 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`'
             cand --count 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`'
             cand -f 'libpcap BPF filter expression, like tcpdump''s, e.g. `-f ''udp port 4791 and host 10.0.0.1''`'
@@ -129,6 +132,17 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'roce-inspect;export'= {
+            cand --parquet 'Dataset folder: the tables go to DIR/TABLE/capture=NAME/part-0.parquet (NAME: the file name), replacing an earlier export of a capture of the same name'
+            cand --host 'The `host` column: the machine or switch port the captures come from (default: each file''s name without its extension)'
+            cand -f 'libpcap BPF filter expression applied before decoding, as for `read`'
+            cand --filter 'libpcap BPF filter expression applied before decoding, as for `read`'
+            cand --roce-port 'Also decode UDP destination port N as RoCEv2 (repeatable), as for `read`'
+            cand --mtu 'Path MTU in bytes for READ PSN reservation, as for `read` (256, 512, 1024, 2048, 4096)'
+            cand --max-flows 'Most flows tracked at once, as for `read`'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'roce-inspect;list'= {
             cand -h 'Print help'
             cand --help 'Print help'
@@ -159,6 +173,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand capture 'Capture live from a network interface and decode RoCE packets as they arrive'
             cand generate 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw'
             cand correlate 'Match one job''s packets across several captures (one per host or mirror): loss located to a link, capture clocks aligned, one-way delay per link and direction'
+            cand export 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark'
             cand list 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
             cand plot 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -170,6 +185,8 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
         &'roce-inspect;help;generate'= {
         }
         &'roce-inspect;help;correlate'= {
+        }
+        &'roce-inspect;help;export'= {
         }
         &'roce-inspect;help;list'= {
         }

@@ -30,6 +30,7 @@ complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "read" -d 
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "capture" -d 'Capture live from a network interface and decode RoCE packets as they arrive'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "generate" -d 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest\'s ib_write_bw'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "correlate" -d 'Match one job\'s packets across several captures (one per host or mirror): loss located to a link, capture clocks aligned, one-way delay per link and direction'
+complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "export" -d 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "interfaces" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "plot" -d 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
@@ -65,6 +66,8 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l sn
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l buffer-size -d 'Kernel capture buffer size: bytes, or with a K, M or G suffix (powers of 1024)' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s w -l write -d 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C)' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l duration -d 'Stop after this many seconds (fractions allowed), e.g. `--duration 30`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l parquet -d 'Also write every RoCE frame and, at the end, the report as Parquet tables under DIR, as `export` does; the capture is named after the -w file, else IFACE-UNIXTIME' -r -F
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l host -d 'With --parquet: the `host` column (default: this machine\'s host name)' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s c -l count -d 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s f -l filter -d 'libpcap BPF filter expression, like tcpdump\'s, e.g. `-f \'udp port 4791 and host 10.0.0.1\'`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l qp -d 'Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`. Reports (`--summary`, `--messages`, `--gaps`) still cover every flow' -r
@@ -116,6 +119,13 @@ always\t'Always colour (overrides NO_COLOR)'
 never\t'Never colour'"
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand correlate" -l json -d 'Print one JSON document instead of tables'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand correlate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand export" -l parquet -d 'Dataset folder: the tables go to DIR/TABLE/capture=NAME/part-0.parquet (NAME: the file name), replacing an earlier export of a capture of the same name' -r -F
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand export" -l host -d 'The `host` column: the machine or switch port the captures come from (default: each file\'s name without its extension)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand export" -s f -l filter -d 'libpcap BPF filter expression applied before decoding, as for `read`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand export" -l roce-port -d 'Also decode UDP destination port N as RoCEv2 (repeatable), as for `read`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand export" -l mtu -d 'Path MTU in bytes for READ PSN reservation, as for `read` (256, 512, 1024, 2048, 4096)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand export" -l max-flows -d 'Most flows tracked at once, as for `read`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand list" -s h -l help -d 'Print help'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand interfaces" -s h -l help -d 'Print help'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l kind -d 'What to draw: psn (PSN against time, tcptrace style), rate (throughput and congestion), latency (ACK RTT and READ latency CDFs), messages (message time lines)' -r -f -a "psn\t'PSN (unwrapped) against time per flow, with retransmissions, gaps, NAKs, ACKs, CE, CNPs'
@@ -133,10 +143,11 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l width
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l mtu -d 'Path MTU in bytes for READ PSN reservation, as for `read --mtu`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l roce-port -d 'Also decode UDP destination port N as RoCEv2 (repeatable)' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate list plot help" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate list plot help" -f -a "capture" -d 'Capture live from a network interface and decode RoCE packets as they arrive'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate list plot help" -f -a "generate" -d 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest\'s ib_write_bw'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate list plot help" -f -a "correlate" -d 'Match one job\'s packets across several captures (one per host or mirror): loss located to a link, capture clocks aligned, one-way delay per link and direction'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate list plot help" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate list plot help" -f -a "plot" -d 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate list plot help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate export list plot help" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate export list plot help" -f -a "capture" -d 'Capture live from a network interface and decode RoCE packets as they arrive'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate export list plot help" -f -a "generate" -d 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest\'s ib_write_bw'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate export list plot help" -f -a "correlate" -d 'Match one job\'s packets across several captures (one per host or mirror): loss located to a link, capture clocks aligned, one-way delay per link and direction'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate export list plot help" -f -a "export" -d 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate export list plot help" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate export list plot help" -f -a "plot" -d 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate export list plot help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

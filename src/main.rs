@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use clap::error::ErrorKind;
 use roce_inspect::cli::pipeline::{self, Outcome};
-use roce_inspect::cli::{Cli, Command, capture, correlate};
+use roce_inspect::cli::{Cli, Command, capture, correlate, export};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -16,6 +16,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Read(a) => pipeline::read_file(a.path(), &a.display, a.threads()),
         Command::Capture(a) => capture::capture(a),
+        Command::Export(a) => export::export(a),
         Command::Generate(a) => roce_inspect::generate::run(a).map(|()| Outcome::Ok),
         Command::Correlate(a) => correlate::run(a),
         Command::List => capture::list(),

@@ -568,6 +568,66 @@ fn loopback_json_and_savefile(to_file: bool) {
     assert_eq!(read_json(&pcap), lines, "savefile re-read differs");
 }
 
+/// `capture … --parquet DIR`: the packets table holds every frame sent, under the `-w` file's
+/// name and the `--host` given, with the PSNs and QPs that were sent (read back with the
+/// `parquet` crate); the flows table is there too.
+#[test]
+fn capture_parquet_export() {
+    if !privileged("capture_parquet_export") {
+        return;
+    }
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::UInt32Type;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let ns = Netns::new();
+    ns.lo_up();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pcap = dir.path().join("cap1.pcap");
+    let out = dir.path().join("ds");
+    let sent = sample_packets();
+    let n = sent.len().to_string();
+    let args = [
+        "lo",
+        "-c",
+        &n,
+        "-q",
+        "-w",
+        pcap.to_str().expect("path"),
+        "--parquet",
+        out.to_str().expect("path"),
+        "--host",
+        "nodeA",
+    ];
+    let mut cap = Capture::start(&ns, &args);
+    send_udp(&ns, sent.clone());
+    let st = cap.wait_exit(20);
+    assert!(st.success(), "exit {st}; stderr: {:?}", cap.stderr_lines());
+    let part = out.join("packets/capture=cap1.pcap/part-0.parquet");
+    let file = fs::File::open(&part).unwrap_or_else(|e| panic!("{part:?}: {e}"));
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut rows = Vec::new();
+    for b in reader {
+        let b = b.unwrap();
+        let col = |c: &str| b.column_by_name(c).unwrap().clone();
+        for i in 0..b.num_rows() {
+            rows.push((
+                col("host").as_string::<i32>().value(i).to_string(),
+                col("bth_dest_qp").as_primitive::<UInt32Type>().value(i),
+                col("bth_psn").as_primitive::<UInt32Type>().value(i),
+            ));
+        }
+    }
+    let want: Vec<_> = sent
+        .iter()
+        .map(|p| ("nodeA".to_string(), p.qp, p.psn))
+        .collect();
+    assert_eq!(rows, want);
+    assert!(out.join("flows/capture=cap1.pcap/part-0.parquet").is_file());
+}
+
 /// `--summary --json` on a capture prints one report document when the capture stops, covering
 /// every packet sent (not an empty report while idle).
 #[test]

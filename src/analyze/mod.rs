@@ -94,6 +94,9 @@ pub(crate) struct Sink {
     tap: Option<Box<dyn tap::Tap>>,
     gaps: Vec<GapReport>,
     messages: Vec<Message>,
+    /// Messages already handed out by [`Analyzer::take_messages`]: kept-message indices
+    /// count from the first message ever kept.
+    messages_taken: usize,
     unexplained: Vec<UnexplainedNak>,
     keep_gaps: usize,
     keep_messages: bool,
@@ -126,13 +129,14 @@ impl Sink {
         self.emit(tap::TapEvent::Message(&m));
         self.keep_messages.then(|| {
             self.messages.push(m);
-            self.messages.len() - 1
+            self.messages_taken + self.messages.len() - 1
         })
     }
 
     /// Change the status of kept message `idx`.
     fn set_status(&mut self, idx: Option<usize>, status: MessageStatus) {
-        if let Some(m) = idx.and_then(|i| self.messages.get_mut(i)) {
+        let held = idx.and_then(|i| i.checked_sub(self.messages_taken));
+        if let Some(m) = held.and_then(|i| self.messages.get_mut(i)) {
             m.status = status;
         }
     }
@@ -612,6 +616,17 @@ impl Analyzer {
             );
         }
         requester::assemble_ud(&mut self.flows[i], &mut self.sink, &r);
+    }
+
+    /// Take the messages completed so far (with `keep_messages`), in completion order: a
+    /// consumer that streams them out (the Parquet export) keeps memory bounded; the report's
+    /// `messages` then holds only those completed after the last call.
+    ///
+    /// A message taken while its request still awaited the responder's verdict keeps the
+    /// status it had then (a later fatal NAK is counted in the flow, not in the taken copy).
+    pub fn take_messages(&mut self) -> Vec<Message> {
+        self.sink.messages_taken += self.sink.messages.len();
+        std::mem::take(&mut self.sink.messages)
     }
 
     /// End the analysis and build the report.

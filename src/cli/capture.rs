@@ -13,6 +13,7 @@ use pcap::{ConnectionStatus, Device};
 use super::CaptureArgs;
 use super::capture_loop::{Ended, Stop, read_loop};
 use super::pipeline::{Outcome, Run, io_outcome};
+use crate::output::parquet::{ExportTarget, Exporter};
 use crate::source::live::{self, LiveError, LiveOptions, LiveSource, OFFLOAD_NOTE, Stats};
 
 /// Whether standard output is read live (a terminal, a pipe or a socket), so every printed
@@ -51,6 +52,38 @@ pub(super) fn install_stop_handler(src: Option<&mut LiveSource>) -> Result<Arc<A
     Ok(signals)
 }
 
+/// Where `capture --parquet DIR` writes: the capture is named after the `-w` file, else
+/// `IFACE-UNIXTIME`; the host is `--host`, else this machine's host name.
+fn export_target(a: &CaptureArgs, dir: &std::path::Path) -> ExportTarget {
+    let capture = match &a.write {
+        Some(w) => super::export::capture_name(w),
+        None => {
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            format!("{}-{secs}", a.interface())
+        }
+    };
+    ExportTarget {
+        dir: dir.to_path_buf(),
+        capture,
+        host: a.host.clone().unwrap_or_else(host_name),
+    }
+}
+
+/// This machine's host name (`gethostname(2)`), or `localhost` if it cannot be read.
+fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates within it or fails.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(0);
+    match (rc, std::str::from_utf8(&buf[..end])) {
+        (0, Ok(h)) if !h.is_empty() => h.to_string(),
+        _ => "localhost".to_string(),
+    }
+}
+
 /// `roce-inspect capture IFACE`.
 ///
 /// # Errors
@@ -85,6 +118,9 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
     };
     let mut run = Run::new(d, src.linktype());
     run.set_source(&format!("capture on {}", a.interface()));
+    if let Some(dir) = &a.parquet {
+        run.export_to(Exporter::create(export_target(a, dir))?);
+    }
     let filter = match &d.filter {
         Some(f) => src.set_filter_counting_tag_misses(f, run.roce_predicate())?,
         None => src.set_default_filter(&d.roce_ports)?,

@@ -5,6 +5,7 @@ pub mod assets;
 pub mod capture;
 pub mod capture_loop;
 pub mod correlate;
+pub mod export;
 pub mod parallel;
 pub mod pipeline;
 pub mod plot;
@@ -93,6 +94,17 @@ pub enum Command {
                             roce-inspect correlate node0.pcap node1.pcap node2.pcap\n  \
                             roce-inspect correlate a.pcap b.pcap --json | jq .links")]
     Correlate(correlate::CorrelateArgs),
+    /// Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for
+    /// DuckDB, Polars or Spark.
+    ///
+    /// Each file becomes DIR/TABLE/capture=NAME/part-0.parquet (Hive-style partitions, zstd),
+    /// so the exports of many hosts in one folder read as one dataset.
+    #[command(
+        after_help = "Examples:\n  roce-inspect export trace.pcap --parquet out/\n  \
+                            roce-inspect export node*.pcap --parquet /data/job42 --host rack3\n  \
+                            duckdb -c \"select count(*) from read_parquet('out/packets/**/*.parquet', hive_partitioning=true)\""
+    )]
+    Export(export::ExportArgs),
     /// List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE.
     #[command(visible_alias = "interfaces")]
     List,
@@ -155,6 +167,13 @@ pub struct CaptureArgs {
     /// Stop after this many seconds (fractions allowed), e.g. `--duration 30`.
     #[arg(long, value_name = "SECS", value_parser = parse_duration)]
     pub duration: Option<f64>,
+    /// Also write every RoCE frame and, at the end, the report as Parquet tables under DIR, as
+    /// `export` does; the capture is named after the -w file, else IFACE-UNIXTIME.
+    #[arg(long, value_name = "DIR")]
+    pub parquet: Option<std::path::PathBuf>,
+    /// With --parquet: the `host` column (default: this machine's host name).
+    #[arg(long, value_name = "NAME", requires = "parquet")]
+    pub host: Option<String>,
     /// Display and decoding options.
     #[command(flatten)]
     pub display: DisplayArgs,

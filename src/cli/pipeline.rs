@@ -11,6 +11,7 @@ use crate::analyze::{AnalyzeConfig, Analyzer, Report};
 use crate::decode::encap::clock::MirrorClock;
 use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, OtherKind, decode_frame};
 use crate::output::json::JsonPrinter;
+use crate::output::parquet::{Exporter, PacketMeta};
 use crate::output::plot::{Recorder, Trace};
 use crate::output::text::TextPrinter;
 use crate::output::{FrameCtx, Printer};
@@ -107,6 +108,8 @@ pub struct Run {
     shape: Shape,
     printer: Box<dyn Printer + Send>,
     analyzer: Option<Analyzer>,
+    /// Parquet export of every RoCE frame and the report (`capture --parquet DIR`).
+    export: Option<Exporter>,
     frames: u64,
     roce: u64,
     /// `--mirror-time`: ERSPAN III hardware timestamps.
@@ -147,6 +150,7 @@ impl Run {
             printer: make_printer(display),
             analyzer,
             source: "capture".to_string(),
+            export: None,
             frames: 0,
             roce: 0,
         }
@@ -162,6 +166,25 @@ impl Run {
     /// Name the input (file or interface) in the HTML report's title.
     pub fn set_source(&mut self, name: &str) {
         self.source = name.to_string();
+    }
+
+    /// Also export every RoCE frame, and at the end the report, as Parquet (the analyzer runs
+    /// even without a report option, keeping its messages for the `messages` table). Records
+    /// must then go through [`Run::record`].
+    pub fn export_to(&mut self, exporter: Exporter) {
+        let r = &self.shape.display.report;
+        let analyzer = self.analyzer.take();
+        self.analyzer = Some(match analyzer {
+            Some(a) if r.messages => a,
+            _ => Analyzer::new(AnalyzeConfig {
+                mtu: r.mtu,
+                max_flows: r.max_flows,
+                keep_messages: true,
+                encap_session: r.encap_session,
+                ..AnalyzeConfig::default()
+            }),
+        });
+        self.export = Some(exporter);
     }
 
     /// Frames handled so far.
@@ -187,6 +210,20 @@ impl Run {
         let frame = self.shape.decode(rec);
         let (ts_ns, base_ts_ns) = self.times(rec, &frame);
         self.account(rec.number, ts_ns, &frame);
+        if let Some(e) = &mut self.export {
+            let meta = PacketMeta {
+                frame: rec.number,
+                ts_ns,
+                len: rec.len,
+                caplen: rec.caplen,
+                link: &frame.link,
+                encap: &frame.encap,
+            };
+            // Messages printed with --messages stay in the report; others stream to the export.
+            let keep = self.shape.display.report.messages;
+            let a = self.analyzer.as_mut().filter(|_| !keep);
+            e.frame(&meta, &frame, a).map_err(io::Error::other)?;
+        }
         if let Some(ctx) = self.shape.shown(rec, &frame, ts_ns, base_ts_ns) {
             self.printer.frame(&ctx, &frame)?;
         }
@@ -276,6 +313,9 @@ impl Run {
             }
             if let Some(path) = &self.shape.display.report.html {
                 write_html(&report, &Recorder::from_tap(tap), &self.source, path)?;
+            }
+            if let Some(e) = self.export.take() {
+                e.finish(&report).map_err(io::Error::other)?;
             }
         }
         Ok(())

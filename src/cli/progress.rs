@@ -23,6 +23,8 @@ pub struct Progress {
     bar: Option<ProgressBar>,
     bytes: u64,
     frames: u64,
+    /// Bytes of the files already read (several files share one bar).
+    done_bytes: u64,
 }
 
 impl Progress {
@@ -34,13 +36,33 @@ impl Progress {
             && size > MIN_BYTES
             && std::io::stderr().is_terminal()
             && !(packets_on_stdout && std::io::stdout().is_terminal());
-        let bar = show.then(|| {
+        Progress::bar(
+            show.then_some(size),
+            "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+    }
+
+    /// One bar over several files read one after another (`export`), shown when stderr is a
+    /// terminal and the files together are larger than [`MIN_BYTES`]; its message names the
+    /// file being read ([`Progress::next_file`]).
+    pub fn for_files(paths: &[String]) -> Progress {
+        let size: u64 = paths
+            .iter()
+            .map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+            .sum();
+        let show = size > MIN_BYTES && std::io::stderr().is_terminal();
+        Progress::bar(
+            show.then_some(size),
+            "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta} {msg}",
+        )
+    }
+
+    fn bar(size: Option<u64>, template: &str) -> Progress {
+        let bar = size.map(|size| {
             let b = ProgressBar::with_draw_target(Some(size), ProgressDrawTarget::stderr());
             b.set_style(
-                ProgressStyle::with_template(
-                    "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                ProgressStyle::with_template(template)
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
             b.enable_steady_tick(Duration::from_millis(200));
             b
@@ -49,6 +71,39 @@ impl Progress {
             bar,
             bytes: 0,
             frames: 0,
+            done_bytes: 0,
+        }
+    }
+
+    /// Start reading the next file (`name` shown beside the bar); the previous one, if any, is
+    /// counted as read whole.
+    pub fn next_file(&mut self, path: &str, name: &str) {
+        if let Some(b) = &self.bar {
+            self.bytes = self.done_bytes;
+            self.done_bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            b.set_position(self.bytes);
+            b.set_message(name.to_string());
+        }
+    }
+
+    /// Print a line on stderr without tearing the bar.
+    pub fn eprintln(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    /// Print a line on stdout without tearing the bar.
+    ///
+    /// # Errors
+    /// The write error (a closed pipe included).
+    pub fn println(&self, line: &str) -> std::io::Result<()> {
+        use std::io::Write;
+        let out = || writeln!(std::io::stdout(), "{line}");
+        match &self.bar {
+            Some(b) => b.suspend(out),
+            None => out(),
         }
     }
 

@@ -171,6 +171,20 @@ fn other(o: &mut Obj<'_>, k: &OtherKind) {
     }
 }
 
+/// The `encap` array's JSON text, as in a packet's line (the Parquet export's `encap` column).
+pub fn encap_json(e: &Encap) -> String {
+    let mut l = Line::new();
+    let mut o = Obj::open(&mut l);
+    encap(&mut o, e);
+    o.close();
+    // `{"encap":[…]}` → `[…]`.
+    let text = String::from_utf8_lossy(&l.buf);
+    text.strip_prefix("{\"encap\":")
+        .and_then(|t| t.strip_suffix('}'))
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// `encap`: the tunnel layers, outermost first (README "JSON output").
 fn encap(o: &mut Obj<'_>, e: &Encap) {
     o.key("encap").s("[");

@@ -5,6 +5,7 @@ pub mod fit;
 pub mod html;
 pub mod json;
 pub mod line;
+pub mod parquet;
 pub mod plot;
 pub mod style;
 pub mod summary;

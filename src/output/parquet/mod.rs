@@ -1,0 +1,321 @@
+//! Parquet export (`roce-inspect export FILE… --parquet DIR`, `capture … --parquet DIR`): one
+//! capture becomes five tables, each a Hive-style partition `DIR/TABLE/capture=NAME/
+//! part-0.parquet`, so that the exports of many captures and hosts in one folder (or an object
+//! store prefix) read as one dataset in DuckDB, Polars or Spark.
+//!
+//! - `packets` ([`packets`]): one row per RoCE frame, typed columns from the decoder's packet;
+//! - `flows`, `connections`, `messages`, `gaps` ([`report`]): the `--summary --json` report's
+//!   arrays, one row per item, columns inferred from the JSON values.
+//!
+//! Memory stays bounded on any capture length: packets are collected into batches of
+//! [`BATCH_ROWS`] rows and written as row groups of [`ROW_GROUP_ROWS`] rows (zstd) on a writer
+//! thread; reassembled messages are spilled to a temporary file as they complete and turned
+//! into the `messages` table at the end. The file format is Apache Parquet
+//! (<https://parquet.apache.org/docs/file-format/>), written with the `parquet` crate.
+
+pub mod file;
+pub mod flat;
+pub mod packets;
+pub mod report;
+
+use std::fs::{self, File};
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::analyze::message::Message;
+use crate::analyze::{Analyzer, Report};
+use crate::decode::{Frame, RocePacket};
+use file::PartFile;
+pub use packets::PacketMeta;
+use packets::PacketRows;
+use report::{ReportRows, TableLayout, TableSpill};
+
+/// Version of the tables' layout, stored in every file's key-value metadata as
+/// `roce_inspect.schema_version`. Raised when a column of `packets` changes meaning or type
+/// (report columns follow the JSON report's keys).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Rows per Parquet row group (the unit engines read in parallel and skip by statistics).
+pub const ROW_GROUP_ROWS: usize = 1 << 20;
+
+/// Packets collected before they are handed to the Parquet writer as one batch.
+pub const BATCH_ROWS: usize = 1 << 16;
+
+/// An export failure, naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// Creating, writing or renaming a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// The Parquet writer failed (an I/O error underneath, or a bug).
+    #[error("{path}: {source}")]
+    Parquet {
+        /// The file.
+        path: PathBuf,
+        /// The writer's error.
+        source: parquet::errors::ParquetError,
+    },
+}
+
+impl ExportError {
+    fn io(path: &Path, source: io::Error) -> ExportError {
+        ExportError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    fn parquet(path: &Path, source: impl Into<parquet::errors::ParquetError>) -> ExportError {
+        ExportError::Parquet {
+            path: path.to_path_buf(),
+            source: source.into(),
+        }
+    }
+}
+
+/// Where one capture's tables go, and the names stored in them.
+#[derive(Clone, Debug)]
+pub struct ExportTarget {
+    /// The dataset folder (`--parquet DIR`).
+    pub dir: PathBuf,
+    /// The capture's name: the `capture` column and partition value (the file name).
+    pub capture: String,
+    /// The `host` column (`--host NAME`).
+    pub host: String,
+}
+
+/// Rows written per table, for the final message.
+#[derive(Clone, Debug, Default)]
+pub struct ExportCounts {
+    /// `packets` rows.
+    pub packets: u64,
+    /// `flows` rows.
+    pub flows: u64,
+    /// `connections` rows.
+    pub connections: u64,
+    /// `messages` rows.
+    pub messages: u64,
+    /// `gaps` rows.
+    pub gaps: u64,
+}
+
+/// One capture being exported: packets stream in, the report comes at the end.
+pub struct Exporter {
+    target: ExportTarget,
+    rows: PacketRows,
+    packets: PartFile,
+    counts: ExportCounts,
+    spill: Spill,
+}
+
+impl Exporter {
+    /// Start the export of one capture (creates the `packets` partition and the message spill).
+    ///
+    /// # Errors
+    /// A folder or file under `target.dir` cannot be created.
+    pub fn create(target: ExportTarget) -> Result<Exporter, ExportError> {
+        let packets = PartFile::create(
+            &target.dir,
+            "packets",
+            &target.capture,
+            &target.host,
+            packets::schema(),
+        )?;
+        let spill_dir = file::partition_dir(&target.dir, "messages", &target.capture);
+        let spill = Spill::create(&spill_dir)?;
+        Ok(Exporter {
+            target,
+            rows: PacketRows::new(),
+            packets,
+            counts: ExportCounts::default(),
+            spill,
+        })
+    }
+
+    /// Add one RoCE packet.
+    ///
+    /// # Errors
+    /// Writing a full batch failed.
+    pub fn packet(&mut self, m: &PacketMeta<'_>, p: &RocePacket<'_>) -> Result<(), ExportError> {
+        self.rows
+            .push(&self.target.capture, &self.target.host, m, p);
+        self.counts.packets += 1;
+        if self.rows.len() >= BATCH_ROWS {
+            self.flush_rows()?;
+        }
+        Ok(())
+    }
+
+    /// Add a decoded frame if it is RoCE; once per batch of packets, also spill the messages
+    /// `analyzer` completed meanwhile (pass `None` to leave them in its report).
+    ///
+    /// # Errors
+    /// Writing a full batch or the spill file failed.
+    pub fn frame(
+        &mut self,
+        m: &PacketMeta<'_>,
+        frame: &Frame<'_>,
+        analyzer: Option<&mut Analyzer>,
+    ) -> Result<(), ExportError> {
+        let Some(p) = frame.roce() else {
+            return Ok(());
+        };
+        self.packet(m, p)?;
+        if self.rows.is_empty()
+            && let Some(a) = analyzer
+        {
+            self.messages(&a.take_messages())?;
+        }
+        Ok(())
+    }
+
+    /// Spill completed messages (from [`crate::analyze::Analyzer::take_messages`]).
+    ///
+    /// # Errors
+    /// Writing the spill file failed.
+    pub fn messages(&mut self, msgs: &[Message]) -> Result<(), ExportError> {
+        msgs.iter().try_for_each(|m| self.spill.push(m))
+    }
+
+    fn flush_rows(&mut self) -> Result<(), ExportError> {
+        let batch = self
+            .rows
+            .take_batch()
+            .map_err(|e| ExportError::parquet(&self.target.dir, e))?;
+        self.packets.write(batch)
+    }
+
+    /// Finish the `packets` table and write the report tables from `report` (whose
+    /// `messages`, if any, follow those already spilled).
+    ///
+    /// # Errors
+    /// Writing any of the files failed; the files not yet finished are removed.
+    pub fn finish(mut self, report: &Report) -> Result<ExportCounts, ExportError> {
+        if !self.rows.is_empty() {
+            self.flush_rows()?;
+        }
+        if let Some(m) = &report.messages {
+            self.messages(m)?;
+        }
+        self.packets.finish()?;
+        let t = self.target.clone();
+        let mut counts = self.counts.clone();
+        counts.flows = write_items(&t, "flows", &report.flows)?;
+        counts.connections = write_items(&t, "connections", &report.connections)?;
+        counts.gaps = write_items(&t, "gaps", &report.gaps)?;
+        let (path, layout) = self.spill.close()?;
+        let n = File::open(&path)
+            .map_err(|e| ExportError::io(&path, e))
+            .and_then(|f| {
+                write_table(
+                    &t,
+                    "messages",
+                    &layout,
+                    BufReader::with_capacity(1 << 16, f),
+                )
+            });
+        let _ = fs::remove_file(&path);
+        counts.messages = n?;
+        Ok(counts)
+    }
+}
+
+/// Write a report array held in memory as a table.
+fn write_items<T: Serialize>(
+    t: &ExportTarget,
+    table: &str,
+    items: &[T],
+) -> Result<u64, ExportError> {
+    let mut spill = TableSpill::new(Vec::new());
+    for it in items {
+        spill
+            .push(it)
+            .map_err(|e| ExportError::io(&file::partition_dir(&t.dir, table, &t.capture), e))?;
+    }
+    let (bytes, layout) = spill.finish();
+    write_table(t, table, &layout, &bytes[..])
+}
+
+/// Write one report table with the columns of `layout` from its spilled rows, in batches of
+/// [`BATCH_ROWS`] rows. Returns the rows written.
+fn write_table<R: Read>(
+    t: &ExportTarget,
+    table: &str,
+    layout: &TableLayout,
+    mut spill: R,
+) -> Result<u64, ExportError> {
+    let where_ = file::partition_dir(&t.dir, table, &t.capture);
+    let mut out = PartFile::create(&t.dir, table, &t.capture, &t.host, layout.schema())?;
+    let mut rows = layout.rows();
+    let mut n = 0u64;
+    let batch = |rows: &mut ReportRows| {
+        rows.take_batch(layout, &t.capture, &t.host)
+            .map_err(|e| ExportError::parquet(&where_, e))
+    };
+    while rows
+        .read_row(layout, &mut spill)
+        .map_err(|e| ExportError::io(&where_, e))?
+    {
+        n += 1;
+        if rows.len() >= BATCH_ROWS {
+            out.write(batch(&mut rows)?)?;
+        }
+    }
+    if !rows.is_empty() || n == 0 {
+        out.write(batch(&mut rows)?)?;
+    }
+    out.finish()?;
+    Ok(n)
+}
+
+/// Messages spilled to a file while the capture is read, their columns inferred on the way.
+struct Spill {
+    path: PathBuf,
+    table: Option<TableSpill<BufWriter<File>>>,
+}
+
+impl Spill {
+    fn create(dir: &Path) -> Result<Spill, ExportError> {
+        fs::create_dir_all(dir).map_err(|e| ExportError::io(dir, e))?;
+        let path = dir.join(file::temp_name("messages.spill"));
+        let f = File::create(&path).map_err(|e| ExportError::io(&path, e))?;
+        Ok(Spill {
+            path,
+            table: Some(TableSpill::new(BufWriter::with_capacity(1 << 16, f))),
+        })
+    }
+
+    fn push(&mut self, m: &Message) -> Result<(), ExportError> {
+        match &mut self.table {
+            Some(t) => t.push(m).map_err(|e| ExportError::io(&self.path, e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Flush and close; the path to read back and the messages' columns.
+    fn close(&mut self) -> Result<(PathBuf, TableLayout), ExportError> {
+        let Some(table) = self.table.take() else {
+            let e = io::Error::other("message spill closed twice");
+            return Err(ExportError::io(&self.path, e));
+        };
+        let (mut out, layout) = table.finish();
+        out.flush().map_err(|e| ExportError::io(&self.path, e))?;
+        Ok((self.path.clone(), layout))
+    }
+}
+
+impl Drop for Spill {
+    /// A spill never read back (an error before `finish`) is removed.
+    fn drop(&mut self) {
+        if self.table.take().is_some() {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
