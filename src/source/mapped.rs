@@ -8,7 +8,7 @@
 //! [`Step::Anomaly`]: the caller then hands the file to libpcap from that record on, so errors
 //! and corner cases behave exactly as libpcap's (see [`super::file`]).
 //!
-//! Pages already walked are released from the process (`MADV_DONTNEED` every 16 MiB; they stay
+//! Pages already walked are released from the process (`MADV_DONTNEED` every 4 MiB; they stay
 //! in the page cache), so resident memory does not grow with the file size.
 
 use std::fs::File;
@@ -25,10 +25,12 @@ use crate::decode::LinkType;
 const MAX_CAPLEN: u32 = 262_144;
 
 /// Bytes walked between two releases of the walked pages.
-const RELEASE_EVERY: usize = 16 << 20;
+const RELEASE_EVERY: usize = 4 << 20;
 
-/// How far behind the walk pages are released (bytes): more than a parallel window spans.
-const RELEASE_LAG: usize = 64 << 20;
+/// How far behind the walk pages are released (bytes), so that records just located for the
+/// parallel reader's threads are usually still mapped (if not, they are read again from the page
+/// cache).
+const RELEASE_LAG: usize = 8 << 20;
 
 /// One record found in place: its header fields and where its bytes are in the mapping
 /// ([`MappedFile::bytes`]).
