@@ -9,8 +9,9 @@
 //! CNP (BTH opcode 0x81, BECN set, DestQP = the sender's QP; IBTA Annex A17 §A17.9.2) at most
 //! once per 4 µs per QP (ConnectX `min_time_between_cnps`), sent with DSCP 48. Each sender (the
 //! reaction point) cuts its rate on a CNP, DCQCN style: α ← (1 − g)·α + g with g = 1/16, target
-//! ← rate, rate ← rate·(1 − α/2); every 20 µs without a CNP it recovers halfway to the target
-//! (fast recovery; the timer is shorter than a NIC's so that recovery shows in a small sample).
+//! ← rate, rate ← rate·(1 − α/2); every 20 µs without a CNP the target rises by 2 Gb/s
+//! (additive increase) and the rate recovers halfway to it (fast recovery); the timer is shorter
+//! than a NIC's so that recovery shows in a small sample.
 
 use rand::RngExt;
 
@@ -78,7 +79,10 @@ impl Sender {
             self.rate *= 1.0 - self.alpha / 2.0;
             self.last_change = t;
         }
-        while now >= self.last_change + 20_000 && self.rate < self.target {
+        // Every 20 µs without a CNP: the target rises by 2 Gb/s (additive increase) and the
+        // rate recovers halfway to it (fast recovery), up to the line rate.
+        while now >= self.last_change + 20_000 && self.rate < LINE_GBPS {
+            self.target = (self.target + 2.0).min(LINE_GBPS);
             self.rate = (self.rate + self.target) / 2.0;
             self.last_change += 20_000;
         }
