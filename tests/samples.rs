@@ -130,6 +130,17 @@ fn read_timeout_requests_and_responses() {
     assert_eq!(req["opcodes"]["RC_RDMA_READ_REQUEST"], t.requests);
     // Both re-issues (from the missing PSN, and whole) are one READ each, re-issued once.
     assert_eq!(req["loss"]["read_reissues"], t.reissued.len());
+    // No response revealed either loss: both re-issues are the local ACK timeout, each sent
+    // exactly the timeout after the flow's previous request.
+    assert_eq!(req["loss"]["timeouts"], t.reissued.len());
+    assert_eq!(
+        req["loss"]["timeout_delay_ns"]["min"],
+        read_timeout::TIMEOUT_NS
+    );
+    assert_eq!(
+        req["loss"]["timeout_delay_ns"]["max"],
+        read_timeout::TIMEOUT_NS
+    );
     let resp = flow(&r, "10.0.0.2", "10.0.0.1");
     assert_eq!(resp["packets"], t.responses);
     assert_eq!(t.reissued.len(), 2);

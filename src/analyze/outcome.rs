@@ -338,14 +338,25 @@ fn read_response(f: &mut Flow, fi: usize, g: &mut Flow, k: usize, sink: &mut Sin
 
 /// A READ request of requester flow `g` behind the expected PSN: when it lies inside an
 /// outstanding READ, that READ was re-issued after lost responses. Returns whether it was.
-pub(super) fn reissue(g: &mut Flow, sink: &mut Sink, psn: u32, frame: u64, ts: u64) -> bool {
-    let Some(k) = covering(g, psn) else {
-        return false;
-    };
+pub(super) fn reissue(
+    g: &mut Flow,
+    sink: &mut Sink,
+    psn: u32,
+    frame: u64,
+    ts: u64,
+) -> Option<Reissue> {
+    let k = covering(g, psn)?;
     let o = &mut g.outstanding[k];
     if o.msg.kind != MessageKind::Read {
-        return false;
+        return None;
     }
+    // Responses past a hole reveal the loss (the requester's implicit NAK, IBTA §9.7.5.1.4);
+    // with none, only the requester's local ACK timeout can have sent the READ again.
+    let why = if o.gap.is_some() {
+        Reissue::AfterGap
+    } else {
+        Reissue::AfterTimeout
+    };
     o.msg.reissues += 1;
     o.msg.reissue_frame.get_or_insert(frame);
     if let Some(story) = o.gap.and_then(|i| sink.gaps.get_mut(i))
@@ -358,7 +369,16 @@ pub(super) fn reissue(g: &mut Flow, sink: &mut Sink, psn: u32, frame: u64, ts: u
             trigger: "read_reissue",
         });
     }
-    true
+    Some(why)
+}
+
+/// Why a READ was issued again from inside its PSN range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Reissue {
+    /// A READ response past a missing one was seen: the requester's implicit NAK.
+    AfterGap,
+    /// No response revealed a loss: the requester's local ACK timeout expired.
+    AfterTimeout,
 }
 
 /// An ACK (or a PSN-sequence NAK, `inclusive` false) at `psn` confirms the SEND/WRITE messages

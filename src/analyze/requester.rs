@@ -135,9 +135,16 @@ fn gap(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>, expected: u32, missing: u
 fn behind(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>, prev_ts: u64, advance: u32) {
     let psn = r.bth.psn;
     let ts = r.ts;
-    let reissue = r.op == Operation::ReadRequest && outcome::reissue(f, sink, psn, r.frame, ts);
-    if reissue {
+    let why = (r.op == Operation::ReadRequest)
+        .then(|| outcome::reissue(f, sink, psn, r.frame, ts))
+        .flatten();
+    let reissue = why.is_some();
+    if let Some(why) = why {
         f.read_reissues += 1;
+        if why == outcome::Reissue::AfterTimeout {
+            f.timeouts += 1;
+            f.timeout_delay.add(ts.saturating_sub(prev_ts));
+        }
     } else if reliable(r.bth.opcode.transport()) && f.retx_psn != Some(psn) {
         // Retransmission causes exist only on reliable transports; UC packets behind the
         // expected PSN are counted as retransmitted but not classified.

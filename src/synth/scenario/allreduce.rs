@@ -171,7 +171,8 @@ impl Model {
         // A link never reorders: a packet leaves the queue after the one before it (at least
         // 60 ns later, the serialization of a small frame at 25 Gb/s).
         let earliest = self.fifo[from][to] + 60;
-        let d = (BASE_DELAY_NS[link_of(from, to)] + q.extra + jitter).max(earliest.saturating_sub(t));
+        let d =
+            (BASE_DELAY_NS[link_of(from, to)] + q.extra + jitter).max(earliest.saturating_sub(t));
         let up = if q.sniffer_miss {
             None
         } else {
