@@ -899,3 +899,47 @@ fn filter_keeps_numbers_and_relative_times() {
         assert!(all.lines().any(|l| l == line), "{line}");
     }
 }
+
+/// Found by a fresh-user review: requests that cannot give a meaningful result are one-line
+/// errors, not empty pictures or reports with exit 0.
+#[test]
+fn meaningless_requests_are_refused() {
+    let d = tmp();
+    let w = sample("write_bw.pcap");
+    let w = w.to_str().unwrap();
+    let png = d.path().join("q.png");
+    let jpg = d.path().join("x.jpg");
+    let n0 = sample("allreduce_node0.pcap");
+    let n0 = n0.to_str().unwrap();
+    let r = sample("read_timeout.pcap");
+    for (args, code, what) in [
+        (
+            vec!["plot", w, "--qp", "0x999", "-o", png.to_str().unwrap()],
+            1,
+            "no flow to destination QP",
+        ),
+        (
+            vec!["plot", w, "-o", jpg.to_str().unwrap()],
+            1,
+            "must end in .svg or .png",
+        ),
+        (
+            vec!["plot", w, "-o", "/nonexistent/dir/x.png"],
+            1,
+            "No such file or directory",
+        ),
+        (vec!["read", w, "--max-flows", "0"], 2, "at least 1"),
+        (vec!["correlate", n0, n0], 1, "given twice"),
+        (
+            vec!["correlate", w, r.to_str().unwrap()],
+            1,
+            "no packet was seen by two captures",
+        ),
+    ] {
+        let (c, _, err) = run(&args);
+        assert_eq!(c, Some(code), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(what), "{args:?}: {err}");
+    }
+    assert!(!png.exists() && !jpg.exists());
+}

@@ -39,6 +39,15 @@ pub struct CorrelateArgs {
 /// # Errors
 /// A file that cannot be read, captures that share no traffic, output errors.
 pub fn run(a: &CorrelateArgs) -> Result<Outcome> {
+    for (i, f) in a.files.iter().enumerate() {
+        let same = |g: &String| match (std::fs::canonicalize(f), std::fs::canonicalize(g)) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => f == g,
+        };
+        if a.files[..i].iter().any(same) {
+            anyhow::bail!("{f}: the same capture is given twice");
+        }
+    }
     let cfg = Config {
         files: a.files.clone(),
         filter: a.filter.clone(),
@@ -54,5 +63,12 @@ pub fn run(a: &CorrelateArgs) -> Result<Outcome> {
     } else {
         correlate::text::write(&report, &mut out, a.color.enabled())
     };
-    Ok(io_outcome(r.and_then(|()| out.flush()))?.unwrap_or(Outcome::Ok))
+    let outcome = io_outcome(r.and_then(|()| out.flush()))?.unwrap_or(Outcome::Ok);
+    if !report.links.is_empty() && report.links.iter().all(|l| l.matched == 0) {
+        anyhow::bail!(
+            "no packet was seen by two captures within --window {} s: are these captures of one job, with clocks within the window?",
+            a.window
+        );
+    }
+    Ok(outcome)
 }

@@ -40,7 +40,7 @@ pub struct ExportArgs {
     #[arg(long, value_name = "BYTES", value_parser = super::parse_mtu)]
     pub mtu: Option<u32>,
     /// Most flows tracked at once, as for `read`.
-    #[arg(long = "max-flows", value_name = "N", default_value_t = 16384)]
+    #[arg(long = "max-flows", value_name = "N", default_value_t = 16384, value_parser = crate::cli::positive_usize)]
     pub max_flows: usize,
 }
 

@@ -202,6 +202,18 @@ pub struct ReadArgs {
     pub display: DisplayArgs,
 }
 
+/// Parse a count that must be at least 1 (`--max-flows`).
+///
+/// # Errors
+/// Not a number, or 0.
+pub fn positive_usize(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 impl ReadArgs {
     /// The number of threads: `--threads`, or the cores available.
     pub fn threads(&self) -> usize {
@@ -305,7 +317,7 @@ pub struct ReportArgs {
     pub mtu: Option<u32>,
     /// Most flows tracked at once; RoCE frames of further flows are counted as untracked, so
     /// memory stays bounded when QPNs are sprayed.
-    #[arg(long = "max-flows", value_name = "N", default_value_t = 16384)]
+    #[arg(long = "max-flows", value_name = "N", default_value_t = 16384, value_parser = crate::cli::positive_usize)]
     pub max_flows: usize,
     /// Split flows by mirror session too: the ERSPAN session ID or VXLAN VNI the frame came
     /// through (one job mirrored from several ports).

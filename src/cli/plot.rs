@@ -120,11 +120,22 @@ pub fn plot(a: &PlotArgs) -> Result<()> {
     {
         bail!("--to ({t}) must be after --from ({f})");
     }
+    let ext = Path::new(&a.output)
+        .extension()
+        .map(|e| e.to_ascii_lowercase());
+    if !ext.is_some_and(|e| e == "svg" || e == "png") {
+        bail!("{}: the output must end in .svg or .png", a.output);
+    }
     let cfg = AnalyzeConfig {
         mtu: a.mtu,
         ..AnalyzeConfig::default()
     };
     let (report, trace) = analyze_file(&a.file, a.filter.as_deref(), cfg, &a.roce_ports)?;
+    if let Some(q) = a.qp
+        && !report.flows.iter().any(|f| f.dest_qp == q)
+    {
+        bail!("{}: no flow to destination QP {q:#08x}", a.file);
+    }
     let opts = Options {
         kind: a.kind,
         qp: a.qp,

@@ -158,6 +158,8 @@ pub fn write(report: &Report, trace: &Trace, opts: &Options, path: &Path) -> Res
         return std::fs::write(path, s).with_context(|| path.display().to_string());
     }
     font::register()?;
+    // Fail on the path first, with the system's words, rather than through the encoder.
+    std::fs::File::create(path).with_context(|| path.display().to_string())?;
     let sel = Selection::new(report, trace, opts)?;
     let size = (opts.size.0, height(opts, &sel));
     if size.0 == 0 || size.1 == 0 {
