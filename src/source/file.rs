@@ -138,7 +138,13 @@ impl FileSource {
             let mapped = std::env::var_os("ROCE_INSPECT_READER").is_none_or(|v| v != "libpcap");
             let file = fs::File::open(path).ok().filter(|_| mapped);
             if let Some(m) = file.as_ref().and_then(MappedFile::open) {
-                return Self::with_backend(m.linktype(), Backend::Mapped(m), Some(path));
+                // libpcap validates the file header (and pcapng's first blocks) on opening: open
+                // it too, so that a file it refuses is refused with its words, and the mapping
+                // is used only where both agree on the link type.
+                let cap = open_libpcap(path)?;
+                if cap.get_datalink().0 as u32 == m.linktype().0 {
+                    return Self::with_backend(m.linktype(), Backend::Mapped(m), Some(path));
+                }
             }
         }
         let cap = open_libpcap(path)?;

@@ -137,7 +137,8 @@ impl MappedFile {
     /// The section header and the interface descriptions before the first packet.
     fn read_pcapng_header(&mut self) -> Option<()> {
         let (rest, shb) = parse_sectionheaderblock(&self.map).ok()?;
-        if shb.major_version != 1 {
+        // libpcap reads versions 1.0 and 1.2 only (and words the error for the others).
+        if shb.major_version != 1 || !matches!(shb.minor_version, 0 | 2) {
             return None;
         }
         let be = shb.big_endian();
@@ -193,9 +194,12 @@ impl MappedFile {
             return Step::Anomaly;
         };
         let b: LegacyPcapBlock<'_> = b;
-        // libpcap reads ts_sec as a signed 32-bit value and checks the capture length against
-        // the snap length: leave those cases to it.
-        if b.ts_sec > i32::MAX as u32 || b.caplen > snaplen.min(MAX_CAPLEN) || b.caplen > b.origlen
+        // libpcap reads both timestamp words as signed 32-bit values and checks the capture
+        // length against the snap length: leave those cases to it.
+        if b.ts_sec > i32::MAX as u32
+            || b.ts_usec > i32::MAX as u32
+            || b.caplen > snaplen.min(MAX_CAPLEN)
+            || b.caplen > b.origlen
         {
             return Step::Anomaly;
         }
@@ -229,7 +233,18 @@ impl MappedFile {
         } else {
             u32::from_le_bytes(word)
         };
-        if total > MAX_CAPLEN {
+        if total > MAX_CAPLEN || total < 12 || total % 4 != 0 || rest.len() < total as usize {
+            return None;
+        }
+        // The trailer repeats the total length; libpcap checks it.
+        let t = total as usize;
+        let tail = [rest[t - 4], rest[t - 3], rest[t - 2], rest[t - 1]];
+        let trailer = if be {
+            u32::from_be_bytes(tail)
+        } else {
+            u32::from_le_bytes(tail)
+        };
+        if trailer != total {
             return None;
         }
         let (after, block) = if be {

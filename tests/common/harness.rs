@@ -306,14 +306,19 @@ pub fn capture_file_target(data: &[u8]) {
     let bound = data.len() as u64 / 12 + 1;
     let mapped = read_all(&mut src, bound);
     let libpcap = read_all(&mut lib, bound);
-    assert!(
-        mapped == libpcap,
-        "the two readers differ: mapped {} records ({:?}), libpcap {} ({:?})",
-        mapped.0.len(),
-        mapped.1,
-        libpcap.0.len(),
-        libpcap.1
-    );
+    if mapped != libpcap {
+        let first = mapped.0.iter().zip(&libpcap.0).position(|(a, b)| a != b);
+        let show = |r: &(u64, u64, u32, u32, Vec<u8>)| (r.0, r.1, r.2, r.3, r.4.len());
+        panic!(
+            "the two readers differ: mapped {} records ({:?}), libpcap {} ({:?}); first differing record: {:?} vs {:?}",
+            mapped.0.len(),
+            mapped.1,
+            libpcap.0.len(),
+            libpcap.1,
+            first.map(|k| show(&mapped.0[k])),
+            first.map(|k| show(&libpcap.0[k])),
+        );
+    }
     assert!(matches!(src.next_record(), Ok(None)));
     let cfg = DecodeConfig::default();
     let mut a = Analyzer::new(AnalyzeConfig::default());

@@ -17,8 +17,8 @@ type Curve = Vec<(f64, f64)>;
 /// Most points drawn per CDF.
 const CDF_POINTS: usize = 600;
 
-/// The empirical CDF of `v` (ns) as (µs, fraction ≤) points from 0 at the smallest sample,
-/// thinned to [`CDF_POINTS`].
+/// The empirical CDF of `v` (ns) as a staircase of (µs, fraction ≤) points from 0 at the
+/// smallest sample, thinned to [`CDF_POINTS`] samples.
 pub fn cdf(v: &[u64]) -> Vec<(f64, f64)> {
     let mut s = v.to_vec();
     s.sort_unstable();
@@ -38,6 +38,21 @@ pub fn cdf(v: &[u64]) -> Vec<(f64, f64)> {
         && out.last().is_some_and(|p| p.1 < 1.0)
     {
         out.push(((l as f64 / 1e3).max(1e-3), 1.0));
+    }
+    steps(&out)
+}
+
+/// A staircase through `points`: the fraction holds until the next sample's time, then rises
+/// (an empirical CDF is a step function; joining its points would invent samples in between).
+fn steps(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(points.len() * 2);
+    for (k, &p) in points.iter().enumerate() {
+        if let Some(&prev) = k.checked_sub(1).map(|j| &points[j])
+            && p.0 > prev.0
+        {
+            out.push((p.0, prev.1));
+        }
+        out.push(p);
     }
     out
 }
@@ -176,12 +191,25 @@ mod tests {
         let c = cdf(&[3000, 1000, 2000, 4000]);
         assert_eq!(
             c,
-            vec![(1.0, 0.0), (1.0, 0.25), (2.0, 0.5), (3.0, 0.75), (4.0, 1.0)]
+            vec![
+                (1.0, 0.0),
+                (1.0, 0.25),
+                (2.0, 0.25),
+                (2.0, 0.5),
+                (3.0, 0.5),
+                (3.0, 0.75),
+                (4.0, 0.75),
+                (4.0, 1.0)
+            ]
         );
         let big: Vec<u64> = (0..10_000).collect();
         let c = cdf(&big);
-        assert!(c.len() <= CDF_POINTS + 2);
+        assert!(c.len() <= 2 * (CDF_POINTS + 2));
         assert_eq!(c.last().map(|p| p.1), Some(1.0));
-        assert!(c.windows(2).all(|w| w[0].1 < w[1].1 && w[0].0 <= w[1].0));
+        // A staircase: each step is flat (time grows) or vertical (fraction grows), never both.
+        assert!(
+            c.windows(2)
+                .all(|w| (w[0].0 == w[1].0) != (w[0].1 == w[1].1))
+        );
     }
 }
