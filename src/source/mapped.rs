@@ -233,7 +233,7 @@ impl MappedFile {
         } else {
             u32::from_le_bytes(word)
         };
-        if total > MAX_CAPLEN || total < 12 || total % 4 != 0 || rest.len() < total as usize {
+        if !(12..=MAX_CAPLEN).contains(&total) || total % 4 != 0 || rest.len() < total as usize {
             return None;
         }
         // The trailer repeats the total length; libpcap checks it.
