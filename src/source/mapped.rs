@@ -289,8 +289,10 @@ impl MappedFile {
                 });
                 BlockStep::Skip
             }
-            // A second section, or a packet block without a timestamp: libpcap's job.
+            // A second section, a packet block without a timestamp, or the obsolete Packet
+            // Block (type 2, which libpcap still reads as a packet): libpcap's job.
             Block::SectionHeader(_) | Block::SimplePacket(_) => return None,
+            Block::Unknown(u) if u.block_type == 2 => return None,
             _ => BlockStep::Skip,
         };
         self.pos = self.map.len() - after.len();
