@@ -37,7 +37,14 @@ pub fn selected(d: &DisplayArgs, frame: &Frame<'_>) -> bool {
 
 /// Build the printer the display options ask for, over stdout (the printers buffer themselves).
 pub fn make_printer(d: &DisplayArgs) -> Box<dyn Printer + Send> {
-    let out = io::stdout();
+    printer_into(d, io::stdout())
+}
+
+/// The printer the display options ask for, writing to `out`.
+fn printer_into<'w, W: io::Write + Send + 'w>(
+    d: &DisplayArgs,
+    out: W,
+) -> Box<dyn Printer + Send + 'w> {
     if d.json {
         Box::new(JsonPrinter::new(out))
     } else {
@@ -88,11 +95,7 @@ impl Shape {
     /// run's printer would write them (capture times: no `--mirror-time`).
     pub fn format_into(&self, recs: &[Record<'_>], frames: &[Frame<'_>], out: &mut Vec<u8>) {
         let d = &self.display;
-        let mut p: Box<dyn Printer + '_> = if d.json {
-            Box::new(JsonPrinter::new(&mut *out))
-        } else {
-            Box::new(TextPrinter::new(&mut *out, d.color.enabled(), d.verbose))
-        };
+        let mut p = printer_into(d, &mut *out);
         for (rec, frame) in recs.iter().zip(frames) {
             if let Some(ctx) = self.shown(rec, frame, rec.ts_ns, rec.base_ts_ns) {
                 // Writing into memory cannot fail.

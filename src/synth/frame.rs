@@ -327,15 +327,8 @@ impl Packet {
         else {
             unreachable!("ipv6_udp on a non-IPv6 packet")
         };
-        let payload_len = 8 + transport_len + 4;
-        let mut ip = [0u8; 40];
-        let word = 6u32 << 28 | u32::from(*tclass) << 20 | (flow_label & 0xf_ffff);
-        ip[0..4].copy_from_slice(&word.to_be_bytes());
-        ip[4..6].copy_from_slice(&(payload_len as u16).to_be_bytes());
-        ip[6] = 17;
-        ip[7] = *hop_limit;
-        ip[8..24].copy_from_slice(src);
-        ip[24..40].copy_from_slice(dst);
+        let len = 8 + transport_len + 4;
+        let ip = v6_header(*tclass, *flow_label, len, 17, *hop_limit, src, dst);
         (ip, self.udp(transport_len))
     }
 
@@ -350,17 +343,40 @@ impl Packet {
         else {
             unreachable!("grh on a non-RoCEv1 packet")
         };
-        let mut g = [0u8; 40];
-        let word = 6u32 << 28 | u32::from(*tclass) << 20 | (flow_label & 0xf_ffff);
-        g[0..4].copy_from_slice(&word.to_be_bytes());
-        // PayLen: from the BTH to the ICRC inclusive (IBTA §8.3.1), not counting the VCRC.
-        g[4..6].copy_from_slice(&((transport_len + 4) as u16).to_be_bytes());
-        g[6] = 0x1b; // NxtHdr: IBA transport
-        g[7] = *hop_limit;
-        g[8..24].copy_from_slice(sgid);
-        g[24..40].copy_from_slice(dgid);
-        g
+        // PayLen: from the BTH to the ICRC inclusive (IBTA §8.3.1), not counting the VCRC;
+        // NxtHdr 0x1B: IBA transport.
+        v6_header(
+            *tclass,
+            *flow_label,
+            transport_len + 4,
+            0x1b,
+            *hop_limit,
+            sgid,
+            dgid,
+        )
     }
+}
+
+/// An IPv6 header or GRH (the same 40-byte layout, IBTA §8.3): version 6, traffic class, flow
+/// label (20 bits), payload length `len` (bytes), next header, hop limit, addresses / GIDs.
+fn v6_header(
+    tclass: u8,
+    flow_label: u32,
+    len: usize,
+    next: u8,
+    hop_limit: u8,
+    src: &[u8; 16],
+    dst: &[u8; 16],
+) -> [u8; 40] {
+    let mut h = [0u8; 40];
+    let word = 6u32 << 28 | u32::from(tclass) << 20 | (flow_label & 0xf_ffff);
+    h[0..4].copy_from_slice(&word.to_be_bytes());
+    h[4..6].copy_from_slice(&(len as u16).to_be_bytes());
+    h[6] = next;
+    h[7] = hop_limit;
+    h[8..24].copy_from_slice(src);
+    h[24..40].copy_from_slice(dst);
+    h
 }
 
 fn write_bth(t: &mut Vec<u8>, b: &Bth) {

@@ -70,12 +70,12 @@ pub fn draw<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let mut title = "Latency distributions (solid: ACK RTT, dashed: READ latency)".to_string();
-    if let Some(n) = sel.note() {
-        title = format!("{title} — {n}");
-    }
-    let (top, body) = root.split_vertically(36);
-    top.titled(&title, (FAMILY, 20)).map_err(err)?;
+    let body = super::titled(
+        root,
+        "Latency distributions (solid: ACK RTT, dashed: READ latency)",
+        sel,
+        20,
+    )?;
     let curves: Vec<(usize, Curve, Curve)> = sel
         .flows
         .iter()

@@ -43,12 +43,12 @@ where
 {
     let win = sel.window;
     let (unit, uname) = win.unit();
-    let mut title = "Messages (first packet → last packet; READ from its request)".to_string();
-    if let Some(n) = sel.note() {
-        title = format!("{title} — {n}");
-    }
-    let (top, body) = root.split_vertically(36);
-    top.titled(&title, (FAMILY, 20)).map_err(err)?;
+    let body = super::titled(
+        root,
+        "Messages (first packet → last packet; READ from its request)",
+        sel,
+        20,
+    )?;
     let lanes = sel.flows.len().max(1);
     let labels: Vec<String> = sel.flows.iter().map(|&i| label(report, i)).collect();
     let mut chart = ChartBuilder::on(&body)

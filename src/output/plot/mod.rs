@@ -115,6 +115,29 @@ pub(crate) fn err<E: std::error::Error + Send + Sync + 'static>(
     anyhow::anyhow!("drawing: {e}")
 }
 
+/// Draw the title band of a plot — `title`, and the selection's note (flows left out) after a
+/// dash — in `size`-pixel type; the area below it.
+///
+/// # Errors
+/// Drawing errors.
+pub(crate) fn titled<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    sel: &Selection,
+    size: u32,
+) -> Result<DrawingArea<DB, Shift>>
+where
+    DB::ErrorType: 'static,
+{
+    let title = match sel.note() {
+        Some(n) => format!("{title} — {n}"),
+        None => title.to_string(),
+    };
+    let (top, body) = root.split_vertically(36);
+    top.titled(&title, (font::FAMILY, size)).map_err(err)?;
+    Ok(body)
+}
+
 /// The picture's height: the given one, else one from the number of panels.
 fn height(opts: &Options, sel: &Selection) -> u32 {
     if opts.size.1 > 0 {

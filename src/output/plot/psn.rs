@@ -119,12 +119,7 @@ pub fn draw<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let mut title = "PSN against time".to_string();
-    if let Some(n) = sel.note() {
-        title = format!("{title} — {n}");
-    }
-    let (top, body) = root.split_vertically(36);
-    top.titled(&title, (FAMILY, 22)).map_err(err)?;
+    let body = super::titled(root, "PSN against time", sel, 22)?;
     if sel.flows.is_empty() {
         body.draw_text(
             "no flow with PSNs in this selection",

@@ -83,12 +83,12 @@ where
     let width = bin_width(trace, &win, bin);
     let (unit, uname) = win.unit();
     let xr = win.range(unit);
-    let mut title = format!("Throughput and congestion ({} bins)", fmt_ns(width));
-    if let Some(n) = sel.note() {
-        title = format!("{title} — {n}");
-    }
-    let (top, body) = root.split_vertically(36);
-    top.titled(&title, (FAMILY, 22)).map_err(err)?;
+    let body = super::titled(
+        root,
+        &format!("Throughput and congestion ({} bins)", fmt_ns(width)),
+        sel,
+        22,
+    )?;
     let h = body.dim_in_pixel().1;
     let (upper, lower) = body.split_vertically(h * 62 / 100);
     let series: Vec<(usize, Vec<RateBin>)> = sel
