@@ -912,7 +912,14 @@ fn meaningless_requests_are_refused() {
     let n0 = sample("allreduce_node0.pcap");
     let n0 = n0.to_str().unwrap();
     let r = sample("read_timeout.pcap");
+    let afile = d.path().join("afile");
+    std::fs::write(&afile, b"x").unwrap();
     for (args, code, what) in [
+        (
+            vec!["export", w, "--parquet", afile.to_str().unwrap()],
+            1,
+            "not a directory",
+        ),
         (
             vec!["plot", w, "--qp", "0x999", "-o", png.to_str().unwrap()],
             1,

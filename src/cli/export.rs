@@ -79,6 +79,9 @@ pub fn export(a: &ExportArgs) -> Result<Outcome> {
             );
         }
     }
+    if a.parquet.exists() && !a.parquet.is_dir() {
+        anyhow::bail!("{}: not a directory", a.parquet.display());
+    }
     std::fs::create_dir_all(&a.parquet).with_context(|| a.parquet.display().to_string())?;
     let mut progress = Progress::for_files(&a.files);
     let mut failed = Vec::new();

@@ -46,21 +46,22 @@ pub const BATCH_ROWS: usize = 1 << 16;
 /// An export failure, naming the file.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
-    /// Creating, writing or renaming a file failed.
-    #[error("{path}: {source}")]
+    /// Creating, writing or renaming a file failed. (The cause is in the message itself, not a
+    /// chained source, so that the one-line error does not repeat it.)
+    #[error("{path}: {err}")]
     Io {
         /// The file or folder.
         path: PathBuf,
         /// The I/O error.
-        source: io::Error,
+        err: io::Error,
     },
     /// The Parquet writer failed (an I/O error underneath, or a bug).
-    #[error("{path}: {source}")]
+    #[error("{path}: {err}")]
     Parquet {
         /// The file.
         path: PathBuf,
         /// The writer's error.
-        source: parquet::errors::ParquetError,
+        err: parquet::errors::ParquetError,
     },
 }
 
@@ -68,14 +69,14 @@ impl ExportError {
     fn io(path: &Path, source: io::Error) -> ExportError {
         ExportError::Io {
             path: path.to_path_buf(),
-            source,
+            err: source,
         }
     }
 
     fn parquet(path: &Path, source: impl Into<parquet::errors::ParquetError>) -> ExportError {
         ExportError::Parquet {
             path: path.to_path_buf(),
-            source: source.into(),
+            err: source.into(),
         }
     }
 }
