@@ -8,9 +8,10 @@
 //!   arrays, one row per item, columns inferred from the JSON values.
 //!
 //! Memory stays bounded on any capture length: packets are collected into batches of
-//! [`BATCH_ROWS`] rows and written as row groups of [`ROW_GROUP_ROWS`] rows (zstd) on a writer
-//! thread; reassembled messages are spilled to a temporary file as they complete and turned
-//! into the `messages` table at the end. The file format is Apache Parquet
+//! [`PACKET_BATCH_ROWS`] rows, turned into columns and written as row groups of
+//! [`ROW_GROUP_ROWS`] rows (zstd) on a writer thread; reassembled messages are flattened and
+//! spilled to a temporary file on a thread of their own as they complete, and turned into the
+//! `messages` table at the end. The file format is Apache Parquet
 //! (<https://parquet.apache.org/docs/file-format/>), written with the `parquet` crate.
 
 pub mod file;
@@ -21,6 +22,8 @@ pub mod report;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::thread::JoinHandle;
 
 use serde::Serialize;
 
@@ -29,7 +32,7 @@ use crate::analyze::{Analyzer, Report};
 use crate::decode::{Frame, RocePacket};
 use file::PartFile;
 pub use packets::PacketMeta;
-use packets::PacketRows;
+use packets::{PacketRow, PacketRows};
 use report::{ReportRows, TableLayout, TableSpill};
 
 /// Version of the tables' layout, stored in every file's key-value metadata as
@@ -40,8 +43,12 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// Rows per Parquet row group (the unit engines read in parallel and skip by statistics).
 pub const ROW_GROUP_ROWS: usize = 1 << 20;
 
-/// Packets collected before they are handed to the Parquet writer as one batch.
+/// Report rows collected before they are handed to the Parquet writer as one batch.
 pub const BATCH_ROWS: usize = 1 << 16;
+
+/// Packets collected before they are handed to the Parquet writer's thread, which turns them
+/// into one record batch (a row is ~430 bytes: 16 384 rows are 7 MB).
+pub const PACKET_BATCH_ROWS: usize = 1 << 11;
 
 /// An export failure, naming the file.
 #[derive(Debug, thiserror::Error)]
@@ -111,7 +118,7 @@ pub struct ExportCounts {
 pub struct Exporter {
     target: ExportTarget,
     rows: PacketRows,
-    packets: PartFile,
+    packets: PartFile<Vec<PacketRow>>,
     counts: ExportCounts,
     spill: Spill,
 }
@@ -122,12 +129,16 @@ impl Exporter {
     /// # Errors
     /// A folder or file under `target.dir` cannot be created.
     pub fn create(target: ExportTarget) -> Result<Exporter, ExportError> {
-        let packets = PartFile::create(
+        let schema = packets::schema();
+        let (capture, host) = (target.capture.clone(), target.host.clone());
+        let of_rows = schema.clone();
+        let packets = PartFile::create_with(
             &target.dir,
             "packets",
             &target.capture,
             &target.host,
-            packets::schema(),
+            schema,
+            move |rows: Vec<PacketRow>| packets::batch(&of_rows, &rows, &capture, &host),
         )?;
         let spill_dir = file::partition_dir(&target.dir, "messages", &target.capture);
         let spill = Spill::create(&spill_dir)?;
@@ -145,10 +156,9 @@ impl Exporter {
     /// # Errors
     /// Writing a full batch failed.
     pub fn packet(&mut self, m: &PacketMeta<'_>, p: &RocePacket<'_>) -> Result<(), ExportError> {
-        self.rows
-            .push(&self.target.capture, &self.target.host, m, p);
+        self.rows.push(m, p);
         self.counts.packets += 1;
-        if self.rows.len() >= BATCH_ROWS {
+        if self.rows.len() >= PACKET_BATCH_ROWS {
             self.flush_rows()?;
         }
         Ok(())
@@ -172,7 +182,7 @@ impl Exporter {
         if self.rows.is_empty()
             && let Some(a) = analyzer
         {
-            self.messages(&a.take_messages())?;
+            self.messages(a.take_messages())?;
         }
         Ok(())
     }
@@ -181,16 +191,15 @@ impl Exporter {
     ///
     /// # Errors
     /// Writing the spill file failed.
-    pub fn messages(&mut self, msgs: &[Message]) -> Result<(), ExportError> {
-        msgs.iter().try_for_each(|m| self.spill.push(m))
+    pub fn messages(&mut self, msgs: Vec<Message>) -> Result<(), ExportError> {
+        if msgs.is_empty() {
+            return Ok(());
+        }
+        self.spill.push(msgs)
     }
 
     fn flush_rows(&mut self) -> Result<(), ExportError> {
-        let batch = self
-            .rows
-            .take_batch()
-            .map_err(|e| ExportError::parquet(&self.target.dir, e))?;
-        self.packets.write(batch)
+        self.packets.write(self.rows.take())
     }
 
     /// Finish the `packets` table and write the report tables from `report` (whose
@@ -203,7 +212,7 @@ impl Exporter {
             self.flush_rows()?;
         }
         if let Some(m) = &report.messages {
-            self.messages(m)?;
+            self.messages(m.clone())?;
         }
         self.packets.finish()?;
         let t = self.target.clone();
@@ -276,38 +285,74 @@ fn write_table<R: Read>(
     Ok(n)
 }
 
-/// Messages spilled to a file while the capture is read, their columns inferred on the way.
+/// Messages spilled to a file while the capture is read, their columns inferred on the way,
+/// on a thread of its own (flattening a message costs about as much as decoding a packet).
 struct Spill {
     path: PathBuf,
-    table: Option<TableSpill<BufWriter<File>>>,
+    tx: Option<SyncSender<Vec<Message>>>,
+    worker: Option<JoinHandle<Result<TableLayout, ExportError>>>,
 }
+
+/// Batches of messages queued for the spill thread.
+const SPILL_QUEUE: usize = 4;
 
 impl Spill {
     fn create(dir: &Path) -> Result<Spill, ExportError> {
         fs::create_dir_all(dir).map_err(|e| ExportError::io(dir, e))?;
         let path = dir.join(file::temp_name("messages.spill"));
         let f = File::create(&path).map_err(|e| ExportError::io(&path, e))?;
+        let (tx, rx) = sync_channel::<Vec<Message>>(SPILL_QUEUE);
+        let name = path.clone();
+        let worker = std::thread::Builder::new()
+            .name("parquet-spill".to_string())
+            .spawn(move || {
+                let mut table = TableSpill::new(BufWriter::with_capacity(1 << 16, f));
+                for batch in rx {
+                    for m in &batch {
+                        table.push(m).map_err(|e| ExportError::io(&name, e))?;
+                    }
+                }
+                let (mut out, layout) = table.finish();
+                out.flush().map_err(|e| ExportError::io(&name, e))?;
+                Ok(layout)
+            })
+            .map_err(|e| ExportError::io(&path, e))?;
         Ok(Spill {
             path,
-            table: Some(TableSpill::new(BufWriter::with_capacity(1 << 16, f))),
+            tx: Some(tx),
+            worker: Some(worker),
         })
     }
 
-    fn push(&mut self, m: &Message) -> Result<(), ExportError> {
-        match &mut self.table {
-            Some(t) => t.push(m).map_err(|e| ExportError::io(&self.path, e)),
-            None => Ok(()),
+    fn push(&mut self, msgs: Vec<Message>) -> Result<(), ExportError> {
+        let Some(tx) = &self.tx else {
+            return Ok(());
+        };
+        if tx.send(msgs).is_err() {
+            // The thread stopped on an error: report it.
+            return self.join().map(|_| ());
+        }
+        Ok(())
+    }
+
+    fn join(&mut self) -> Result<TableLayout, ExportError> {
+        self.tx = None;
+        match self.worker.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(ExportError::io(
+                &self.path,
+                io::Error::other("the message spill thread panicked"),
+            )),
+            None => Err(ExportError::io(
+                &self.path,
+                io::Error::other("message spill closed twice"),
+            )),
         }
     }
 
     /// Flush and close; the path to read back and the messages' columns.
     fn close(&mut self) -> Result<(PathBuf, TableLayout), ExportError> {
-        let Some(table) = self.table.take() else {
-            let e = io::Error::other("message spill closed twice");
-            return Err(ExportError::io(&self.path, e));
-        };
-        let (mut out, layout) = table.finish();
-        out.flush().map_err(|e| ExportError::io(&self.path, e))?;
+        let layout = self.join()?;
         Ok((self.path.clone(), layout))
     }
 }
@@ -315,7 +360,8 @@ impl Spill {
 impl Drop for Spill {
     /// A spill never read back (an error before `finish`) is removed.
     fn drop(&mut self) {
-        if self.table.take().is_some() {
+        if self.worker.is_some() {
+            let _ = self.join();
             let _ = fs::remove_file(&self.path);
         }
     }

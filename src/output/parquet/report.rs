@@ -81,8 +81,8 @@ impl Kind {
     }
 }
 
-/// Spill record: a leaf is `column id` (u32 LE), a tag byte and the value; a row ends with
-/// [`END_OF_ROW`].
+/// Spill record: the row's length in bytes (u32 LE), then its leaves, each `column id` (u32
+/// LE), a tag byte and the value; the row ends with [`END_OF_ROW`].
 const END_OF_ROW: u32 = u32::MAX;
 const T_NULL: u8 = 0;
 const T_BOOL: u8 = 1;
@@ -210,6 +210,7 @@ impl<W: Write> TableSpill<W> {
         .map_err(io::Error::other)?;
         buf.extend_from_slice(&END_OF_ROW.to_le_bytes());
         self.rows += 1;
+        self.out.write_all(&(self.buf.len() as u32).to_le_bytes())?;
         self.out.write_all(&self.buf)
     }
 
@@ -269,6 +270,7 @@ impl TableLayout {
             cols: self.kinds.iter().map(|k| Col::new(*k)).collect(),
             filled: vec![false; self.kinds.len()],
             text: Vec::new(),
+            row: Vec::new(),
             len: 0,
         }
     }
@@ -279,6 +281,8 @@ pub struct ReportRows {
     cols: Vec<Col>,
     filled: Vec<bool>,
     text: Vec<u8>,
+    /// The spill record being read.
+    row: Vec<u8>,
     len: usize,
 }
 
@@ -298,15 +302,23 @@ impl ReportRows {
     /// # Errors
     /// The reader's error, or a damaged spill (`InvalidData`).
     pub fn read_row<R: Read>(&mut self, layout: &TableLayout, r: &mut R) -> io::Result<bool> {
-        let mut first = true;
+        let mut lenb = [0u8; 4];
+        match r.read_exact(&mut lenb) {
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(false),
+            other => other?,
+        }
+        let mut row = std::mem::take(&mut self.row);
+        row.resize(u32::from_le_bytes(lenb) as usize, 0);
+        r.read_exact(&mut row)?;
+        let done = self.parse_row(layout, &mut &row[..]);
+        self.row = row;
+        done.map(|()| true)
+    }
+
+    /// Append the row of the spill record `r` (without its length).
+    fn parse_row(&mut self, layout: &TableLayout, r: &mut &[u8]) -> io::Result<()> {
         loop {
-            let mut idb = [0u8; 4];
-            match r.read_exact(&mut idb) {
-                Err(e) if first && e.kind() == io::ErrorKind::UnexpectedEof => return Ok(false),
-                other => other?,
-            }
-            first = false;
-            let id = u32::from_le_bytes(idb);
+            let id = read_u32(r)?;
             if id == END_OF_ROW {
                 break;
             }
@@ -347,7 +359,7 @@ impl ReportRows {
             *f = false;
         }
         self.len += 1;
-        Ok(true)
+        Ok(())
     }
 
     /// The rows collected so far as a record batch; the rows start again empty.
