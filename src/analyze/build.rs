@@ -56,7 +56,7 @@ fn close(a: &mut Analyzer) {
         {
             f.incomplete += 1;
             m.status = MessageStatus::Incomplete;
-            a.sink.message(m);
+            a.sink.message(*m);
         }
         match f.peer.map(|j| j as usize) {
             Some(j) => {

@@ -248,8 +248,9 @@ pub struct Piece {
 pub struct Assembler {
     expected: Option<u32>,
     slack: u32,
-    /// The message being built.
-    pub open: Option<Message>,
+    /// The message being built (boxed: a flow's inline state stays small, and most flows of
+    /// a sprayed table never build one).
+    pub open: Option<Box<Message>>,
     /// Messages begun and then abandoned (a new FIRST/ONLY, a kind change, or a UC sequence
     /// error before their LAST).
     pub abandoned: u64,
@@ -290,7 +291,7 @@ impl Assembler {
         match p.position {
             Position::First | Position::Only => {
                 self.abandon();
-                self.open = Some(Message {
+                self.open = Some(Box::new(Message {
                     flow,
                     kind: p.kind,
                     immediate: p.immediate,
@@ -314,7 +315,7 @@ impl Assembler {
                     feth: None,
                     reissues: 0,
                     reissue_frame: None,
-                });
+                }));
                 if p.position == Position::Only {
                     Accept::Completed
                 } else {
@@ -360,7 +361,7 @@ impl Assembler {
     /// Take the completed message out (after `Accept::Completed`), fixing its derived fields.
     pub fn take(&mut self) -> Option<Message> {
         self.finished().copied()?;
-        self.open.take()
+        self.open.take().map(|m| *m)
     }
 
     /// The completed message (after `Accept::Completed`) with its derived fields fixed, left

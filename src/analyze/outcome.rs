@@ -461,6 +461,7 @@ pub(super) fn fatal_nak(f: &mut Flow, fi: usize, g: &mut Flow, sink: &mut Sink, 
     if !hit
         && g.req_asm
             .open
+            .as_ref()
             .is_some_and(|m| !m.complete && psn_diff(psn, m.first_psn) >= 0)
         && let Some(m) = g.req_asm.open.take()
     {

@@ -7,9 +7,17 @@
 
 use serde::Serialize;
 
-/// A bounded collection of non-negative samples (nanoseconds, or any integer unit).
+/// A bounded collection of non-negative samples (nanoseconds, or any integer unit). Without
+/// samples it is one pointer (8 bytes): most flows have none of most statistics, and a flow
+/// holds several.
 #[derive(Clone, Debug, Default)]
 pub struct Samples {
+    inner: Option<Box<Inner>>,
+}
+
+/// The samples, once there is one.
+#[derive(Clone, Debug, Default)]
+struct Inner {
     n: u64,
     min: u64,
     max: u64,
@@ -41,6 +49,35 @@ impl Samples {
 
     /// Add one sample.
     pub fn add(&mut self, v: u64) {
+        self.inner.get_or_insert_default().add(v);
+    }
+
+    /// Number of samples added.
+    pub fn count(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |i| i.n)
+    }
+
+    /// Arithmetic mean (exact, rounded down), or `None` without samples; O(1).
+    pub fn mean(&self) -> Option<u64> {
+        let i = self.inner.as_ref()?;
+        (i.n > 0).then(|| (i.sum / u128::from(i.n)) as u64)
+    }
+
+    /// Fold `other` into `self` (percentiles become approximate once the reservoirs are full).
+    pub fn merge(&mut self, other: &Samples) {
+        if let Some(o) = &other.inner {
+            self.inner.get_or_insert_default().merge(o);
+        }
+    }
+
+    /// Summary, or `None` without samples.
+    pub fn stat(&self) -> Option<Stat> {
+        self.inner.as_ref()?.stat()
+    }
+}
+
+impl Inner {
+    fn add(&mut self, v: u64) {
         if self.n == 0 {
             self.min = v;
             self.max = v;
@@ -51,7 +88,7 @@ impl Samples {
         }
         self.n += 1;
         self.sum += u128::from(v);
-        if self.buf.len() < Self::CAP {
+        if self.buf.len() < Samples::CAP {
             self.buf.push(v);
         } else {
             // xorshift64
@@ -61,24 +98,13 @@ impl Samples {
             x ^= x << 17;
             self.rng = x;
             let j = x % self.n;
-            if (j as usize) < Self::CAP {
+            if (j as usize) < Samples::CAP {
                 self.buf[j as usize] = v;
             }
         }
     }
 
-    /// Number of samples added.
-    pub fn count(&self) -> u64 {
-        self.n
-    }
-
-    /// Arithmetic mean (exact, rounded down), or `None` without samples; O(1).
-    pub fn mean(&self) -> Option<u64> {
-        (self.n > 0).then(|| (self.sum / u128::from(self.n)) as u64)
-    }
-
-    /// Fold `other` into `self` (percentiles become approximate once the reservoirs are full).
-    pub fn merge(&mut self, other: &Samples) {
+    fn merge(&mut self, other: &Inner) {
         for &v in &other.buf {
             self.add(v);
         }
@@ -92,8 +118,7 @@ impl Samples {
         }
     }
 
-    /// Summary, or `None` without samples.
-    pub fn stat(&self) -> Option<Stat> {
+    fn stat(&self) -> Option<Stat> {
         if self.n == 0 {
             return None;
         }
@@ -141,7 +166,7 @@ mod tests {
         }
         let st = s.stat().unwrap();
         assert_eq!((st.count, st.min, st.max), (100_000, 0, 99_999));
-        assert!(s.buf.len() <= Samples::CAP);
+        assert!(s.inner.as_ref().unwrap().buf.len() <= Samples::CAP);
         assert!((40_000..60_000).contains(&st.median), "{}", st.median);
     }
 }

@@ -7,6 +7,10 @@ use super::flow::{Flow, FlowKey, PairedBy};
 /// Most dropped flow keys remembered for `frames.flows_dropped` (about 1.2 MB at most).
 pub(super) const MAX_DROPPED_KEYS: usize = 65_536;
 
+/// Most flows the table reserves room for when its first flow is created (larger tables grow
+/// as usual).
+const RESERVED_FLOWS: usize = 65_536;
+
 /// A 64-bit SipHash digest of a flow key: distinct keys collide with probability ~2^-64 per
 /// pair, negligible against the 65 536 remembered.
 fn key_digest(key: &FlowKey) -> u64 {
@@ -61,6 +65,13 @@ impl Analyzer {
 
     fn new_flow(&mut self, key: FlowKey, ts: u64, frame: u64) -> usize {
         let i = self.flows.len();
+        if i == 0 {
+            // Room for the whole table at once (up to RESERVED_FLOWS): only the pages of the
+            // flows created are touched, and growing never copies the table (a copy would hold
+            // the old and the new table at once, the peak under QPN spraying).
+            self.flows
+                .reserve_exact(self.cfg.max_flows.min(RESERVED_FLOWS));
+        }
         self.flows.push(Flow::new(key, ts, frame));
         self.index.insert(key, i as u32);
         self.hosts

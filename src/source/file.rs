@@ -352,6 +352,9 @@ impl FileSource {
         max: usize,
         out: &mut Vec<MappedRecord>,
     ) -> Result<bool, FileError> {
+        if let Backend::Mapped(m) = &mut self.backend {
+            m.batched();
+        }
         for _ in 0..max {
             if self.done {
                 return Ok(false);

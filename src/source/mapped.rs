@@ -25,12 +25,16 @@ use crate::decode::LinkType;
 const MAX_CAPLEN: u32 = 262_144;
 
 /// Bytes walked between two releases of the walked pages.
-const RELEASE_EVERY: usize = 4 << 20;
+const RELEASE_EVERY: usize = 1 << 20;
 
-/// How far behind the walk pages are released (bytes), so that records just located for the
-/// parallel reader's threads are usually still mapped (if not, they are read again from the page
-/// cache).
-const RELEASE_LAG: usize = 8 << 20;
+/// How far behind the walk pages are released (bytes) while records are read one at a time:
+/// the record being decoded is the last one walked.
+const SEQUENTIAL_LAG: usize = 1 << 20;
+
+/// How far behind the walk pages are released (bytes) once records are located in batches
+/// ([`MappedFile::batched`]), so that records just located for the parallel reader's threads
+/// are usually still mapped (if not, they are read again from the page cache).
+const BATCH_LAG: usize = 8 << 20;
 
 /// One record found in place: its header fields and where its bytes are in the mapping
 /// ([`MappedFile::bytes`]).
@@ -83,6 +87,8 @@ pub struct MappedFile {
     pos: usize,
     /// Offset up to which walked pages were released.
     released: usize,
+    /// How far behind the walk pages are released, bytes.
+    lag: usize,
 }
 
 impl MappedFile {
@@ -101,6 +107,7 @@ impl MappedFile {
             ifaces: Vec::new(),
             pos: 0,
             released: 0,
+            lag: SEQUENTIAL_LAG,
         };
         m.read_header()?;
         Some(m)
@@ -303,7 +310,7 @@ impl MappedFile {
     fn release_walked(&mut self) {
         // Keep the last stretch mapped: records located ahead are still being decoded by the
         // parallel reader's threads.
-        let behind = self.pos.saturating_sub(RELEASE_LAG);
+        let behind = self.pos.saturating_sub(self.lag);
         if behind < self.released + RELEASE_EVERY {
             return;
         }
@@ -322,6 +329,12 @@ impl MappedFile {
             };
             self.released = end;
         }
+    }
+
+    /// Records are now located in batches ahead of their decoding: keep more of the walked
+    /// stretch mapped.
+    pub fn batched(&mut self) {
+        self.lag = BATCH_LAG;
     }
 
     /// Whether the walk stopped at the end of the file.
