@@ -281,8 +281,11 @@ fn write_loss_go_back_n_across_psn_wrap_with_three_qps() {
     );
     assert_eq!(f.incomplete_messages, 0);
     assert_eq!((f.loss.nak_retransmissions, f.loss.timeouts), (1, 0));
-    assert_eq!(f.loss.nak_delay_ns.unwrap().max, nak_t - (T0 + 7 * US));
-    assert_eq!(f.loss.retx_delay_ns.unwrap().max, 3 * US);
+    assert_eq!(
+        f.loss.nak_delay_ns.as_deref().unwrap().max,
+        nak_t - (T0 + 7 * US)
+    );
+    assert_eq!(f.loss.retx_delay_ns.as_deref().unwrap().max, 3 * US);
     // ACK RTT: m1 LAST, m3 LAST, m4 LAST (m2 LAST was resent: Karn).
     assert_eq!(f.ack_rtt_ns.unwrap().count, 3);
     let back = flow(&r, B, A, 0x200);
@@ -365,9 +368,9 @@ fn rnr_nak_and_retry() {
     assert_eq!(b.rnr_naks, 1);
     assert_eq!(b.acks, 2);
     assert_eq!(b.naks.psn_seq_err, 0);
-    assert_eq!(b.loss.rnr_timer_us.unwrap().max, 10);
+    assert_eq!(b.loss.rnr_timer_us.as_deref().unwrap().max, 10);
     assert_eq!((f.loss.rnr_retransmissions, f.loss.timeouts), (1, 0));
-    assert_eq!(f.loss.rnr_delay_ns.unwrap().max, 15 * US);
+    assert_eq!(f.loss.rnr_delay_ns.as_deref().unwrap().max, 15 * US);
     let c = &r.connections[f.connection.unwrap()];
     assert_eq!((c.msn[0].msn_delta, c.msn[0].mismatched_aeths), (2, 0));
     assert!(r.gaps.is_empty());
@@ -401,7 +404,7 @@ fn timeout_retransmission() {
     let f = flow(&r, A, B, 0x11);
     assert_eq!((f.psn.gap_events, f.psn.retransmitted), (0, 4));
     assert_eq!((f.loss.timeouts, f.loss.nak_retransmissions), (1, 0));
-    assert_eq!(f.loss.timeout_delay_ns.unwrap().max, 500 * US);
+    assert_eq!(f.loss.timeout_delay_ns.as_deref().unwrap().max, 500 * US);
     assert_eq!((f.messages.write.count, f.messages.write.bytes), (4, 32));
     // Karn: the only AckReq packet was resent, so no RTT sample.
     assert!(f.ack_rtt_ns.is_none());

@@ -5,17 +5,15 @@ use super::message::MessageStatus;
 use super::report::*;
 use super::stats::Samples;
 use super::{Analyzer, outcome, two_mut};
-use std::collections::BTreeMap;
 
 fn transport_name(flows: &[Flow], f: &Flow) -> String {
-    match f.transport {
-        Some(t) => t.name().to_string(),
-        None => f
-            .peer
-            .and_then(|p| flows[p as usize].transport)
-            .map_or("CNP", |t| t.name())
-            .to_string(),
-    }
+    let peer = f.peer.and_then(|p| flows[p as usize].transport);
+    transport_of(f, peer)
+}
+
+/// A flow's transport, else its peer's (`peer`): a flow of CNPs only has none of its own.
+fn transport_of(f: &Flow, peer: Option<crate::decode::Transport>) -> String {
+    f.transport.or(peer).map_or("CNP", |t| t.name()).to_string()
 }
 
 fn ce_fraction(f: &Flow) -> f64 {
@@ -31,15 +29,15 @@ fn psn_report(f: &Flow) -> PsnReport {
     let t = if f.req_psn.first.is_some() {
         &f.req_psn
     } else {
-        &f.resp_psn
+        &f.cold().resp_psn
     };
     PsnReport {
         first: t.first,
         last: t.first.map(|_| t.last),
-        gap_events: f.req_psn.gap_events + f.resp_psn.gap_events + f.ud_unseen.0,
-        missing: f.req_psn.missing + f.resp_psn.missing + f.ud_unseen.1,
-        retransmitted: f.req_psn.retransmitted + f.resp_psn.retransmitted,
-        duplicates: f.ud_duplicates,
+        gap_events: f.req_psn.gap_events + f.cold().resp_psn.gap_events + f.cold().ud_unseen.0,
+        missing: f.req_psn.missing + f.cold().resp_psn.missing + f.cold().ud_unseen.1,
+        retransmitted: f.req_psn.retransmitted + f.cold().resp_psn.retransmitted,
+        duplicates: f.cold().ud_duplicates,
     }
 }
 
@@ -171,12 +169,17 @@ fn connections(flows: &[Flow], window: u64) -> (Vec<Option<usize>>, Vec<Connecti
     (conn_of, connections)
 }
 
-/// The report of flow `f` (index `i`, connection `conn`).
-fn flow_report(flows: &[Flow], i: usize, f: &Flow, conn: Option<usize>) -> FlowReport {
-    let opcodes: BTreeMap<String, u64> = f
+/// The report of flow `f` (index `i`, connection `conn`, its peer's transport `peer`).
+fn flow_report(
+    i: usize,
+    f: &Flow,
+    conn: Option<usize>,
+    peer: Option<crate::decode::Transport>,
+) -> FlowReport {
+    let opcodes: CountMap<&'static str> = f
         .opcodes
         .iter()
-        .map(|&(op, n)| (crate::decode::Opcode(op).token().to_string(), n))
+        .map(|&(op, n)| (crate::decode::Opcode(op).token(), n))
         .collect();
     FlowReport {
         id: i,
@@ -184,7 +187,7 @@ fn flow_report(flows: &[Flow], i: usize, f: &Flow, conn: Option<usize>) -> FlowR
         dst: f.key.dst.to_string(),
         dest_qp: f.key.dest_qp,
         session: f.key.session,
-        transport: transport_name(flows, f),
+        transport: transport_of(f, peer),
         udp_src_port: f.udp_sport,
         connection: conn,
         packets: f.packets,
@@ -192,14 +195,14 @@ fn flow_report(flows: &[Flow], i: usize, f: &Flow, conn: Option<usize>) -> FlowR
         opcodes,
         acks: f.acks,
         naks: NakCounts {
-            psn_seq_err: f.naks[0],
-            invalid_request: f.naks[1],
-            remote_access: f.naks[2],
-            remote_op: f.naks[3],
-            invalid_rd: f.naks[4],
-            reserved: f.naks_reserved,
+            psn_seq_err: f.cold().naks[0],
+            invalid_request: f.cold().naks[1],
+            remote_access: f.cold().naks[2],
+            remote_op: f.cold().naks[3],
+            invalid_rd: f.cold().naks[4],
+            reserved: f.cold().naks_reserved,
         },
-        rnr_naks: f.rnr_naks,
+        rnr_naks: f.cold().rnr_naks,
         psn: psn_report(f),
         messages: MessageCounts {
             send: f.msgs[0],
@@ -211,14 +214,14 @@ fn flow_report(flows: &[Flow], i: usize, f: &Flow, conn: Option<usize>) -> FlowR
         },
         incomplete_messages: f.incomplete,
         responses: ResponseCounts {
-            unmatched: f.responses_unmatched,
-            duplicate: f.responses_duplicate,
+            unmatched: f.cold().responses_unmatched,
+            duplicate: f.cold().responses_duplicate,
         },
-        qp_error: f.error.map(|e| QpErrorReport {
+        qp_error: f.cold().error.map(|e| QpErrorReport {
             frame: e.frame,
             psn: e.psn,
             status: e.status.name(),
-            later_packets: f.after_error,
+            later_packets: f.cold().after_error,
         }),
         priority: f.prio.report(),
         dma_len_mismatches: f.dma_len_mismatches,
@@ -233,16 +236,16 @@ fn flow_report(flows: &[Flow], i: usize, f: &Flow, conn: Option<usize>) -> FlowR
         fecn: f.cong.fecn,
         becn: f.cong.becn,
         loss: LossReport {
-            nak_retransmissions: f.nak_retransmissions,
-            rnr_retransmissions: f.rnr_retransmissions,
-            timeouts: f.timeouts,
-            read_reissues: f.read_reissues,
-            unexplained_naks: f.unexplained_naks,
-            nak_delay_ns: f.nak_delay.stat(),
-            retx_delay_ns: f.retx_delay.stat(),
-            timeout_delay_ns: f.timeout_delay.stat(),
-            rnr_delay_ns: f.rnr_delay.stat(),
-            rnr_timer_us: f.rnr_timer_us.stat(),
+            nak_retransmissions: f.cold().nak_retransmissions,
+            rnr_retransmissions: f.cold().rnr_retransmissions,
+            timeouts: f.cold().timeouts,
+            read_reissues: f.cold().read_reissues,
+            unexplained_naks: f.cold().unexplained_naks,
+            nak_delay_ns: f.cold().nak_delay.stat().map(Box::new),
+            retx_delay_ns: f.cold().retx_delay.stat().map(Box::new),
+            timeout_delay_ns: f.cold().timeout_delay.stat().map(Box::new),
+            rnr_delay_ns: f.cold().rnr_delay.stat().map(Box::new),
+            rnr_timer_us: f.cold().rnr_timer_us.stat().map(Box::new),
         },
         ack_rtt_ns: f.ack_rtt.stat(),
         pmtu: f.pmtu,
@@ -272,12 +275,12 @@ fn warnings(a: &Analyzer) -> Vec<String> {
     for (i, f) in a.flows.iter().enumerate() {
         let cnps = f.peer.map(|j| &a.flows[j as usize].prio);
         super::priority::Priority::warnings(i, &f.prio, cnps, &mut warnings);
-        if let Some(e) = f.error
-            && f.after_error > 0
+        if let Some(e) = f.cold().error
+            && f.cold().after_error > 0
         {
             warnings.push(format!(
                 "flow {i}: {} packets after the fatal NAK in frame {} ({}) were not analysed: the QP is in the error state",
-                f.after_error,
+                f.cold().after_error,
                 e.frame,
                 e.status.name()
             ));
@@ -295,7 +298,7 @@ fn snap_warnings(a: &Analyzer, warnings: &mut Vec<String>) {
             a.frames.headers_cut
         ));
     }
-    let reads: u64 = a.flows.iter().map(|f| f.reads_without_pmtu).sum();
+    let reads: u64 = a.flows.iter().map(|f| f.cold().reads_without_pmtu).sum();
     if reads > 0 && a.cfg.mtu.is_none() && a.global_pmtu().is_none() {
         warnings.push(format!(
             "the path MTU could not be inferred (no full FIRST/MIDDLE packets) and {reads} READ requests need it for their PSN reservation: gaps after them are tolerated, not counted; pass --mtu"
@@ -303,18 +306,37 @@ fn snap_warnings(a: &Analyzer, warnings: &mut Vec<String>) {
     }
 }
 
+/// Flows given back to the allocator at a time while their reports are built.
+const FLOWS_RELEASED: usize = 1024;
+
+/// The flows' reports, in flow order. The flow table is consumed from its end and shrunk as it
+/// goes, so that the reports (about 1 kB each) replace the flows' state instead of adding to it:
+/// with 16 384 flows the two together would be the peak memory of a run.
+fn flow_reports(mut flows: Vec<Flow>, conn_of: &[Option<usize>]) -> Vec<FlowReport> {
+    let peer: Vec<_> = flows
+        .iter()
+        .map(|f| f.peer.and_then(|p| flows[p as usize].transport))
+        .collect();
+    let mut reports = Vec::with_capacity(flows.len());
+    while let Some(f) = flows.pop() {
+        let i = flows.len();
+        reports.push(flow_report(i, &f, conn_of[i], peer[i]));
+        drop(f);
+        if i % FLOWS_RELEASED == 0 {
+            flows.shrink_to_fit();
+        }
+    }
+    reports.reverse();
+    reports
+}
+
 pub(super) fn build(mut a: Analyzer) -> Report {
     let window = a.cfg.rate_window_ns;
     close(&mut a);
     let (conn_of, connections) = connections(&a.flows, window);
-    let flow_reports = a
-        .flows
-        .iter()
-        .enumerate()
-        .map(|(i, f)| flow_report(&a.flows, i, f, conn_of[i]))
-        .collect();
     let pmtu = a.cfg.mtu.or_else(|| a.global_pmtu());
     let warnings = warnings(&a);
+    let flow_reports = flow_reports(std::mem::take(&mut a.flows), &conn_of);
     Report {
         warnings,
         frames: a.frames,

@@ -130,6 +130,94 @@ pub const MAX_OPEN_GAPS: usize = 32;
 /// Most unacknowledged request units remembered per flow for the MSN check.
 pub const MAX_UNITS: usize = 4096;
 
+/// The part of a flow's state that only loss, NAKs, RNR, errors, unmatched responses, READ
+/// responses and UD PSN jumps use: boxed behind [`Flow::cold`], so that the many flows that see
+/// none of them (a sprayed table of 16 384 flows, say) stay small.
+#[derive(Clone, Debug, Default)]
+pub struct FlowCold {
+    /// NAK counts by code 0–4 (PSN sequence error, invalid request, remote access, remote
+    /// operational, invalid RD request).
+    pub naks: [u64; 5],
+    /// NAKs with a reserved code, and AETHs of the reserved syndrome type.
+    pub naks_reserved: u64,
+    /// RNR NAKs.
+    pub rnr_naks: u64,
+    /// RNR NAK timers, µs.
+    pub rnr_timer_us: Samples,
+    /// READ responses this flow's source returns.
+    pub resp_psn: PsnTracker,
+    /// The fatal NAK that put this QP pair in the error state.
+    pub error: Option<QpError>,
+    /// Packets of this flow after the fatal NAK (not analysed as a normal exchange).
+    pub after_error: u64,
+    /// Response packets (READ responses, ATOMIC ACKNOWLEDGE) whose request is not in the
+    /// capture.
+    pub responses_unmatched: u64,
+    /// Response packets repeating a response already seen (after a duplicate request).
+    pub responses_duplicate: u64,
+    /// PSN-sequence NAKs received for this flow's requests that no captured gap explains.
+    pub unexplained_naks: u64,
+    /// READ requests re-issued from inside their range (implicit NAK).
+    pub read_reissues: u64,
+    /// READ requests whose PSN reservation needed a PMTU that was not known.
+    pub reads_without_pmtu: u64,
+    /// UD: PSN jumps of this flow's sender (PSNs not seen in this capture), and PSNs skipped.
+    pub ud_unseen: (u64, u64),
+    /// UD: packets repeating a PSN of their sender.
+    pub ud_duplicates: u64,
+    /// Last PSN-sequence NAK received for this flow's requests.
+    pub last_nak: Option<PendingNak>,
+    /// Last RNR NAK received for this flow's requests.
+    pub last_rnr: Option<PendingNak>,
+    /// Gap stories still open.
+    pub open_gaps: VecDeque<OpenGap>,
+    /// While retransmitting: the PSN that continues the current retransmission episode.
+    pub retx_psn: Option<u32>,
+    /// Retransmission episodes after a PSN-sequence NAK.
+    pub nak_retransmissions: u64,
+    /// Retransmission episodes after an RNR NAK.
+    pub rnr_retransmissions: u64,
+    /// Retransmission episodes with no NAK: timeouts.
+    pub timeouts: u64,
+    /// Gap → NAK delays, ns (Lumina "NACK generation latency").
+    pub nak_delay: Samples,
+    /// NAK → retransmission delays, ns (Lumina "NACK reaction latency").
+    pub retx_delay: Samples,
+    /// Last packet → timeout retransmission delays, ns.
+    pub timeout_delay: Samples,
+    /// RNR NAK → retry delays, ns.
+    pub rnr_delay: Samples,
+}
+
+/// The cold state of a flow that has none.
+static NO_COLD: FlowCold = FlowCold {
+    naks: [0; 5],
+    naks_reserved: 0,
+    rnr_naks: 0,
+    rnr_timer_us: Samples::new(),
+    resp_psn: PsnTracker::new(),
+    error: None,
+    after_error: 0,
+    responses_unmatched: 0,
+    responses_duplicate: 0,
+    unexplained_naks: 0,
+    read_reissues: 0,
+    reads_without_pmtu: 0,
+    ud_unseen: (0, 0),
+    ud_duplicates: 0,
+    last_nak: None,
+    last_rnr: None,
+    open_gaps: VecDeque::new(),
+    retx_psn: None,
+    nak_retransmissions: 0,
+    rnr_retransmissions: 0,
+    timeouts: 0,
+    nak_delay: Samples::new(),
+    retx_delay: Samples::new(),
+    timeout_delay: Samples::new(),
+    rnr_delay: Samples::new(),
+};
+
 /// All per-flow state.
 #[derive(Clone, Debug)]
 pub struct Flow {
@@ -151,19 +239,8 @@ pub struct Flow {
     pub opcodes: Vec<(u8, u64)>,
     /// ACKNOWLEDGE packets whose AETH is an ACK.
     pub acks: u64,
-    /// NAK counts by code 0–4 (PSN sequence error, invalid request, remote access, remote
-    /// operational, invalid RD request).
-    pub naks: [u64; 5],
-    /// NAKs with a reserved code, and AETHs of the reserved syndrome type.
-    pub naks_reserved: u64,
-    /// RNR NAKs.
-    pub rnr_naks: u64,
-    /// RNR NAK timers, µs.
-    pub rnr_timer_us: Samples,
     /// Requests this flow's source sends.
     pub req_psn: PsnTracker,
-    /// READ responses this flow's source returns.
-    pub resp_psn: PsnTracker,
     /// Request message assembler.
     pub req_asm: Assembler,
     /// Messages by kind ([`MessageKind::index`]): executed count and bytes, refused count.
@@ -172,25 +249,6 @@ pub struct Flow {
     pub awaiting: AwaitQueue,
     /// Requests awaiting their response: READ, atomic, FLUSH, ATOMIC WRITE.
     pub outstanding: VecDeque<Outstanding>,
-    /// The fatal NAK that put this QP pair in the error state.
-    pub error: Option<QpError>,
-    /// Packets of this flow after the fatal NAK (not analysed as a normal exchange).
-    pub after_error: u64,
-    /// Response packets (READ responses, ATOMIC ACKNOWLEDGE) whose request is not in the
-    /// capture.
-    pub responses_unmatched: u64,
-    /// Response packets repeating a response already seen (after a duplicate request).
-    pub responses_duplicate: u64,
-    /// PSN-sequence NAKs received for this flow's requests that no captured gap explains.
-    pub unexplained_naks: u64,
-    /// READ requests re-issued from inside their range (implicit NAK).
-    pub read_reissues: u64,
-    /// READ requests whose PSN reservation needed a PMTU that was not known.
-    pub reads_without_pmtu: u64,
-    /// UD: PSN jumps of this flow's sender (PSNs not seen in this capture), and PSNs skipped.
-    pub ud_unseen: (u64, u64),
-    /// UD: packets repeating a PSN of their sender.
-    pub ud_duplicates: u64,
     /// DSCP / PCP values seen.
     pub prio: Priority,
     /// PSNs of accepted request units as the responder's MSN counts them: the last PSN of a
@@ -215,30 +273,8 @@ pub struct Flow {
     pub pending_acks: VecDeque<(u32, u64)>,
     /// ACK RTT samples of this flow's requests, ns.
     pub ack_rtt: Samples,
-    /// Last PSN-sequence NAK received for this flow's requests.
-    pub last_nak: Option<PendingNak>,
-    /// Last RNR NAK received for this flow's requests.
-    pub last_rnr: Option<PendingNak>,
-    /// Gap stories still open.
-    pub open_gaps: VecDeque<OpenGap>,
-    /// While retransmitting: the PSN that continues the current retransmission episode.
-    pub retx_psn: Option<u32>,
     /// Time of the previous tracked request packet.
     pub last_req_ts: Option<u64>,
-    /// Retransmission episodes after a PSN-sequence NAK.
-    pub nak_retransmissions: u64,
-    /// Retransmission episodes after an RNR NAK.
-    pub rnr_retransmissions: u64,
-    /// Retransmission episodes with no NAK: timeouts.
-    pub timeouts: u64,
-    /// Gap → NAK delays, ns (Lumina "NACK generation latency").
-    pub nak_delay: Samples,
-    /// NAK → retransmission delays, ns (Lumina "NACK reaction latency").
-    pub retx_delay: Samples,
-    /// Last packet → timeout retransmission delays, ns.
-    pub timeout_delay: Samples,
-    /// RNR NAK → retry delays, ns.
-    pub rnr_delay: Samples,
     /// PSN of the last AETH checked against the MSN (only forward moves are checked).
     pub msn_last_psn: Option<u32>,
     /// (MSN, peer's `acked_units`) at the first AETH of this flow.
@@ -261,6 +297,9 @@ pub struct Flow {
     pub last_ts: u64,
     /// First frame number.
     pub first_frame: u64,
+    /// Loss, error and response bookkeeping that most flows never need: allocated by the first
+    /// write ([`Flow::cold_mut`]), read through [`Flow::cold`].
+    pub cold: Option<Box<FlowCold>>,
 }
 
 impl Flow {
@@ -276,25 +315,11 @@ impl Flow {
             transport_bytes: 0,
             opcodes: Vec::new(),
             acks: 0,
-            naks: [0; 5],
-            naks_reserved: 0,
-            rnr_naks: 0,
-            rnr_timer_us: Samples::default(),
             req_psn: PsnTracker::default(),
-            resp_psn: PsnTracker::default(),
             req_asm: Assembler::default(),
             msgs: [CountBytes::default(); MessageKind::COUNT],
             awaiting: AwaitQueue::default(),
             outstanding: VecDeque::new(),
-            error: None,
-            after_error: 0,
-            responses_unmatched: 0,
-            responses_duplicate: 0,
-            unexplained_naks: 0,
-            read_reissues: 0,
-            reads_without_pmtu: 0,
-            ud_unseen: (0, 0),
-            ud_duplicates: 0,
             prio: Priority::default(),
             unit_psns: VecDeque::new(),
             acked_units: 0,
@@ -306,18 +331,7 @@ impl Flow {
             pair_tries: 16,
             pending_acks: VecDeque::new(),
             ack_rtt: Samples::default(),
-            last_nak: None,
-            last_rnr: None,
-            open_gaps: VecDeque::new(),
-            retx_psn: None,
             last_req_ts: None,
-            nak_retransmissions: 0,
-            rnr_retransmissions: 0,
-            timeouts: 0,
-            nak_delay: Samples::default(),
-            retx_delay: Samples::default(),
-            timeout_delay: Samples::default(),
-            rnr_delay: Samples::default(),
             msn_last_psn: None,
             msn_base: None,
             msn_delta: 0,
@@ -329,6 +343,27 @@ impl Flow {
             first_ts: ts,
             last_ts: ts,
             first_frame: frame,
+            cold: None,
+        }
+    }
+
+    /// The flow's cold state (all zero and empty until first written).
+    #[inline]
+    pub fn cold(&self) -> &FlowCold {
+        self.cold.as_deref().unwrap_or(&NO_COLD)
+    }
+
+    /// The flow's cold state, allocated on first use.
+    #[inline]
+    pub fn cold_mut(&mut self) -> &mut FlowCold {
+        self.cold.get_or_insert_default()
+    }
+
+    /// End a retransmission episode (nothing to do when none was ever recorded).
+    #[inline]
+    pub fn end_retx(&mut self) {
+        if let Some(c) = &mut self.cold {
+            c.retx_psn = None;
         }
     }
 

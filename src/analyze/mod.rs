@@ -394,9 +394,9 @@ impl Analyzer {
             });
             return;
         }
-        if self.flows[i].error.is_some() {
+        if self.flows[i].cold().error.is_some() {
             // After a fatal NAK: counted, not analysed as a normal exchange.
-            self.flows[i].after_error += 1;
+            self.flows[i].cold_mut().after_error += 1;
             return;
         }
         let is_response = op.is_read_response()
@@ -517,7 +517,7 @@ impl Analyzer {
             }
         }
         let atomic_ack = op == Operation::AtomicAcknowledge;
-        if !(atomic_ack || op.is_read_response()) || self.flows[i].error.is_some() {
+        if !(atomic_ack || op.is_read_response()) || self.flows[i].cold().error.is_some() {
             return;
         }
         let pos = op.position();
@@ -554,7 +554,10 @@ impl Analyzer {
         pos: Position,
     ) -> Option<usize> {
         let restart = matches!(pos, Position::First | Position::Only);
-        let verdict = self.flows[i].resp_psn.observe(psn, 1, 0, restart);
+        let verdict = self.flows[i]
+            .cold_mut()
+            .resp_psn
+            .observe(psn, 1, 0, restart);
         self.sink.emit(tap::TapEvent::Psn {
             flow: i,
             ts_ns: ts,

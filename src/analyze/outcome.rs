@@ -222,9 +222,9 @@ fn unmatched(f: &mut Flow, g: Option<&Flow>, psn: u32) {
             .is_some_and(|first| psn_diff(psn, first) >= 0 && psn_diff(psn, g.req_psn.expected) < 0)
     });
     if !sent {
-        f.responses_unmatched += 1;
+        f.cold_mut().responses_unmatched += 1;
     } else {
-        f.responses_duplicate += 1;
+        f.cold_mut().responses_duplicate += 1;
     }
 }
 
@@ -258,7 +258,7 @@ pub(super) fn response(
                 emit(g, sink, &o.msg, MessageStatus::Ok);
             }
         }
-        _ => f.responses_duplicate += 1,
+        _ => f.cold_mut().responses_duplicate += 1,
     }
 }
 
@@ -314,7 +314,7 @@ fn read_response(f: &mut Flow, fi: usize, g: &mut Flow, k: usize, sink: &mut Sin
         d = 0;
     }
     if d < 0 {
-        f.responses_duplicate += 1;
+        f.cold_mut().responses_duplicate += 1;
         return;
     }
     if d > 0 {
@@ -467,8 +467,8 @@ pub(super) fn fatal_nak(f: &mut Flow, fi: usize, g: &mut Flow, sink: &mut Sink, 
     {
         emit(g, sink, &m, err.status);
     }
-    g.error = Some(err);
-    f.error = Some(err);
+    g.cold_mut().error = Some(err);
+    f.cold_mut().error = Some(err);
 }
 
 /// The SEND/WRITE messages of `g` awaiting a verdict when fatal NAK `err` arrives: the one

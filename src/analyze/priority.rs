@@ -6,8 +6,7 @@
 //! priority (a CNP priority that was never configured), is worth a look (NVIDIA's RoCE
 //! configuration notes, spec/roce.md §6).
 
-use super::report::PriorityReport;
-use std::collections::BTreeMap;
+use super::report::{CountMap, PriorityReport};
 
 /// Small value → count table: a flow normally carries one value, kept inline so that the
 /// per-packet path is one compare and one add; further values go to a short list.
@@ -58,7 +57,7 @@ impl Counts {
         (self.first.1 != 0 && self.more.is_empty()).then_some(self.first.0)
     }
 
-    fn map(&self) -> BTreeMap<u8, u64> {
+    fn map(&self) -> CountMap<u8> {
         self.iter().collect()
     }
 }

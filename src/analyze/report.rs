@@ -5,7 +5,6 @@ use super::congestion::RateSample;
 use super::message::Message;
 use super::stats::Stat;
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// The whole report.
 #[derive(Clone, Debug, Serialize)]
@@ -199,13 +198,106 @@ pub struct UnexplainedNak {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PriorityReport {
     /// DSCP of data packets (every packet but CNPs).
-    pub dscp: BTreeMap<u8, u64>,
+    pub dscp: CountMap<u8>,
     /// PCP of data packets.
-    pub pcp: BTreeMap<u8, u64>,
+    pub pcp: CountMap<u8>,
     /// DSCP of CNPs.
-    pub cnp_dscp: BTreeMap<u8, u64>,
+    pub cnp_dscp: CountMap<u8>,
     /// PCP of CNPs.
-    pub cnp_pcp: BTreeMap<u8, u64>,
+    pub cnp_pcp: CountMap<u8>,
+}
+
+/// Counts by key, in key order, serialized as a JSON object (`{"46": 10}`) like a map. A
+/// sorted vector: a flow has one or a few keys, and a `BTreeMap` node costs ~200 bytes even
+/// for one, which adds up over a table of 16 384 flows.
+#[derive(Clone, PartialEq, Eq)]
+pub struct CountMap<K>(Vec<(K, u64)>);
+
+impl<K> Default for CountMap<K> {
+    fn default() -> Self {
+        CountMap(Vec::new())
+    }
+}
+
+impl<K: Ord> FromIterator<(K, u64)> for CountMap<K> {
+    /// Counts of equal keys are added.
+    fn from_iter<I: IntoIterator<Item = (K, u64)>>(it: I) -> Self {
+        let mut v: Vec<(K, u64)> = it.into_iter().collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v.dedup_by(|b, a| {
+            let same = a.0 == b.0;
+            if same {
+                a.1 += b.1;
+            }
+            same
+        });
+        v.shrink_to_fit();
+        CountMap(v)
+    }
+}
+
+impl<K> CountMap<K> {
+    /// (key, count) in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&K, &u64)> {
+        self.0.iter().map(|(k, n)| (k, n))
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there is no key.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The count of `key`.
+    pub fn get<Q: Ord + ?Sized>(&self, key: &Q) -> Option<u64>
+    where
+        K: std::borrow::Borrow<Q>,
+    {
+        self.0.iter().find(|(k, _)| k.borrow() == key).map(|e| e.1)
+    }
+
+    /// Whether `key` has a count.
+    pub fn contains_key<Q: Ord + ?Sized>(&self, key: &Q) -> bool
+    where
+        K: std::borrow::Borrow<Q>,
+    {
+        self.get(key).is_some()
+    }
+}
+
+impl<K: std::borrow::Borrow<Q>, Q: Ord + ?Sized> std::ops::Index<&Q> for CountMap<K> {
+    type Output = u64;
+
+    /// The count of `key`; panics when absent, as a map's index does.
+    fn index(&self, key: &Q) -> &u64 {
+        match self.0.iter().find(|(k, _)| k.borrow() == key) {
+            Some((_, n)) => n,
+            None => panic!("no such key"),
+        }
+    }
+}
+
+impl<K: Serialize> Serialize for CountMap<K> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, n) in &self.0 {
+            m.serialize_entry(k, n)?;
+        }
+        m.end()
+    }
+}
+
+impl<K: std::fmt::Debug> std::fmt::Debug for CountMap<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.0.iter().map(|(k, n)| (k, n)))
+            .finish()
+    }
 }
 
 /// ECN codepoint counts (RFC 3168).
@@ -222,7 +314,7 @@ pub struct EcnCounts {
 }
 
 /// Loss and retransmission figures of a flow's requests (Lumina's three latencies).
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct LossReport {
     /// Retransmission episodes that followed a PSN-sequence NAK.
     pub nak_retransmissions: u64,
@@ -235,15 +327,15 @@ pub struct LossReport {
     /// PSN-sequence NAKs whose PSN was captured but no gap explains (`unexplained_naks`).
     pub unexplained_naks: u64,
     /// Gap → NAK delay (NAK generation latency), ns.
-    pub nak_delay_ns: Option<Stat>,
+    pub nak_delay_ns: Option<Box<Stat>>,
     /// NAK → retransmission delay (NAK reaction latency), ns.
-    pub retx_delay_ns: Option<Stat>,
+    pub retx_delay_ns: Option<Box<Stat>>,
     /// Previous packet → timeout retransmission delay, ns.
-    pub timeout_delay_ns: Option<Stat>,
+    pub timeout_delay_ns: Option<Box<Stat>>,
     /// RNR NAK → retry delay, ns.
-    pub rnr_delay_ns: Option<Stat>,
+    pub rnr_delay_ns: Option<Box<Stat>>,
     /// RNR NAK timers announced, µs.
-    pub rnr_timer_us: Option<Stat>,
+    pub rnr_timer_us: Option<Box<Stat>>,
 }
 
 /// One flow.
@@ -273,7 +365,7 @@ pub struct FlowReport {
     /// header).
     pub payload_bytes: u64,
     /// Packets by opcode name (`RC_RDMA_WRITE_FIRST`, `CNP`, …).
-    pub opcodes: BTreeMap<String, u64>,
+    pub opcodes: CountMap<&'static str>,
     /// ACKNOWLEDGE packets whose AETH is an ACK.
     pub acks: u64,
     /// NAKs by code.

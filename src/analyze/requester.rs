@@ -64,7 +64,7 @@ fn reservation(f: &mut Flow, r: &Req<'_, '_>) -> (u32, u32) {
         (Some(x), None) => {
             let most = read_psn_span(x.dma_len, 256);
             if most > 1 {
-                f.reads_without_pmtu += 1;
+                f.cold_mut().reads_without_pmtu += 1;
             }
             (1, most - 1)
         }
@@ -87,7 +87,7 @@ pub(super) fn request(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>) {
     match verdict {
         PsnVerdict::Ahead { expected, missing } => gap(f, sink, r, expected, missing),
         PsnVerdict::Behind { .. } => behind(f, sink, r, prev_ts, advance),
-        _ => f.retx_psn = None,
+        _ => f.end_retx(),
     }
     let behind = matches!(verdict, PsnVerdict::Behind { .. });
     if r.bth.ack_req && !behind {
@@ -117,17 +117,17 @@ fn gap(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>, expected: u32, missing: u
         ack_frame: None,
         verdict: "unresolved",
     });
-    if f.open_gaps.len() >= MAX_OPEN_GAPS {
-        f.open_gaps.pop_front();
+    if f.cold().open_gaps.len() >= MAX_OPEN_GAPS {
+        f.cold_mut().open_gaps.pop_front();
     }
-    f.open_gaps.push_back(OpenGap {
+    f.cold_mut().open_gaps.push_back(OpenGap {
         idx,
         ts: r.ts,
         expected,
         nak_ts: None,
         last_missing: psn_add(expected, missing.saturating_sub(1)),
     });
-    f.retx_psn = None;
+    f.cold_mut().retx_psn = None;
 }
 
 /// A request behind the expected PSN: a READ re-issue, or a retransmission whose episode is
@@ -140,33 +140,33 @@ fn behind(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>, prev_ts: u64, advance:
         .flatten();
     let reissue = why.is_some();
     if let Some(why) = why {
-        f.read_reissues += 1;
+        f.cold_mut().read_reissues += 1;
         if why == outcome::Reissue::AfterTimeout {
-            f.timeouts += 1;
-            f.timeout_delay.add(ts.saturating_sub(prev_ts));
+            f.cold_mut().timeouts += 1;
+            f.cold_mut().timeout_delay.add(ts.saturating_sub(prev_ts));
         }
-    } else if reliable(r.bth.opcode.transport()) && f.retx_psn != Some(psn) {
+    } else if reliable(r.bth.opcode.transport()) && f.cold().retx_psn != Some(psn) {
         // Retransmission causes exist only on reliable transports; UC packets behind the
         // expected PSN are counted as retransmitted but not classified.
-        if let Some(n) = f.last_nak.filter(|n| n.psn == psn) {
-            f.nak_retransmissions += 1;
-            f.retx_delay.add(ts.saturating_sub(n.ts));
-            f.last_nak = None;
-        } else if let Some(n) = f.last_rnr.filter(|n| n.psn == psn) {
-            f.rnr_retransmissions += 1;
-            f.rnr_delay.add(ts.saturating_sub(n.ts));
-            f.last_rnr = None;
+        if let Some(n) = f.cold().last_nak.filter(|n| n.psn == psn) {
+            f.cold_mut().nak_retransmissions += 1;
+            f.cold_mut().retx_delay.add(ts.saturating_sub(n.ts));
+            f.cold_mut().last_nak = None;
+        } else if let Some(n) = f.cold().last_rnr.filter(|n| n.psn == psn) {
+            f.cold_mut().rnr_retransmissions += 1;
+            f.cold_mut().rnr_delay.add(ts.saturating_sub(n.ts));
+            f.cold_mut().last_rnr = None;
         } else {
-            f.timeouts += 1;
-            f.timeout_delay.add(ts.saturating_sub(prev_ts));
+            f.cold_mut().timeouts += 1;
+            f.cold_mut().timeout_delay.add(ts.saturating_sub(prev_ts));
         }
     }
-    if reissue || f.retx_psn != Some(psn) {
+    if reissue || f.cold().retx_psn != Some(psn) {
         // Karn: no RTT samples for PSNs sent again.
         f.pending_acks.retain(|&(q, _)| psn_diff(q, psn) < 0);
     }
-    if let Some(k) = f.open_gaps.iter().position(|g| g.expected == psn)
-        && let Some(og) = f.open_gaps.remove(k)
+    if let Some(k) = f.cold().open_gaps.iter().position(|g| g.expected == psn)
+        && let Some(og) = f.cold_mut().open_gaps.remove(k)
     {
         let (from, trigger) = match og.nak_ts {
             Some(n) => (n, "nak"),
@@ -181,7 +181,7 @@ fn behind(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>, prev_ts: u64, advance:
             });
         }
     }
-    f.retx_psn = Some(psn_add(psn, advance));
+    f.cold_mut().retx_psn = Some(psn_add(psn, advance));
 }
 
 /// A UD request: every packet is a whole message (its PSNs are the sender's, see `ud`).

@@ -39,18 +39,18 @@ pub(super) fn count(f: &mut Flow, a: &AethPkt) {
             }
         }
         AethKind::RnrNak { timer_us, .. } => {
-            f.rnr_naks += 1;
-            f.rnr_timer_us.add(u64::from(timer_us));
+            f.cold_mut().rnr_naks += 1;
+            f.cold_mut().rnr_timer_us.add(u64::from(timer_us));
         }
         AethKind::Nak(code) => match code {
-            NakCode::PsnSeqErr => f.naks[0] += 1,
-            NakCode::InvalidRequest => f.naks[1] += 1,
-            NakCode::RemoteAccess => f.naks[2] += 1,
-            NakCode::RemoteOp => f.naks[3] += 1,
-            NakCode::InvalidRd => f.naks[4] += 1,
-            NakCode::Reserved(_) => f.naks_reserved += 1,
+            NakCode::PsnSeqErr => f.cold_mut().naks[0] += 1,
+            NakCode::InvalidRequest => f.cold_mut().naks[1] += 1,
+            NakCode::RemoteAccess => f.cold_mut().naks[2] += 1,
+            NakCode::RemoteOp => f.cold_mut().naks[3] += 1,
+            NakCode::InvalidRd => f.cold_mut().naks[4] += 1,
+            NakCode::Reserved(_) => f.cold_mut().naks_reserved += 1,
         },
-        AethKind::Reserved => f.naks_reserved += 1,
+        AethKind::Reserved => f.cold_mut().naks_reserved += 1,
     }
 }
 
@@ -72,7 +72,7 @@ pub(super) fn aeth(f: &mut Flow, fi: usize, g: &mut Flow, gi: usize, sink: &mut 
             }
         }
         AethKind::RnrNak { .. } => {
-            g.last_rnr = Some(PendingNak {
+            g.cold_mut().last_rnr = Some(PendingNak {
                 psn: a.psn,
                 ts: a.ts,
                 frame: a.frame,
@@ -104,7 +104,7 @@ fn ack(g: &mut Flow, gi: usize, sink: &mut Sink, a: &AethPkt) {
         g.pending_acks.pop_front();
     }
     outcome::acked(g, a.psn, true);
-    for og in &g.open_gaps {
+    for og in &g.cold().open_gaps {
         if og.nak_ts.is_none()
             && psn_diff(a.psn, og.last_missing) >= 0
             && let Some(story) = og.idx.and_then(|k| sink.gaps.get_mut(k))
@@ -126,13 +126,14 @@ fn seq_nak(g: &mut Flow, gi: usize, sink: &mut Sink, a: &AethPkt) {
         g.pending_acks.pop_front();
     }
     outcome::acked(g, psn, false);
-    g.last_nak = Some(PendingNak {
+    g.cold_mut().last_nak = Some(PendingNak {
         psn,
         ts: a.ts,
         frame: a.frame,
     });
-    let explained = g.open_gaps.iter().any(|og| og.expected == psn);
-    if let Some(og) = g
+    let explained = g.cold().open_gaps.iter().any(|og| og.expected == psn);
+    let cold = g.cold_mut();
+    if let Some(og) = cold
         .open_gaps
         .iter_mut()
         .rev()
@@ -140,7 +141,7 @@ fn seq_nak(g: &mut Flow, gi: usize, sink: &mut Sink, a: &AethPkt) {
     {
         og.nak_ts = Some(a.ts);
         let delay = a.ts.saturating_sub(og.ts);
-        g.nak_delay.add(delay);
+        cold.nak_delay.add(delay);
         if let Some(story) = og.idx.and_then(|k| sink.gaps.get_mut(k)) {
             story.nak = Some(NakMatch {
                 frame: a.frame,
@@ -149,7 +150,7 @@ fn seq_nak(g: &mut Flow, gi: usize, sink: &mut Sink, a: &AethPkt) {
             });
         }
     } else if !explained && captured(g, psn) {
-        g.unexplained_naks += 1;
+        g.cold_mut().unexplained_naks += 1;
         if sink.unexplained.len() < MAX_LISTED {
             sink.unexplained.push(UnexplainedNak {
                 flow: gi,

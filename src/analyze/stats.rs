@@ -44,6 +44,11 @@ pub struct Stat {
 }
 
 impl Samples {
+    /// No samples.
+    pub const fn new() -> Samples {
+        Samples { inner: None }
+    }
+
     /// Most values kept for percentiles.
     pub const CAP: usize = 1024;
 

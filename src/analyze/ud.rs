@@ -50,8 +50,8 @@ impl UdSenders {
         if d == 0 {
             *next = psn_add(psn, 1);
         } else if d < PSN_HALF {
-            f.ud_unseen.0 += 1;
-            f.ud_unseen.1 += u64::from(d);
+            f.cold_mut().ud_unseen.0 += 1;
+            f.cold_mut().ud_unseen.1 += u64::from(d);
             sink.gap(GapReport {
                 flow: fi,
                 frame,
@@ -67,7 +67,7 @@ impl UdSenders {
             });
             *next = psn_add(psn, 1);
         } else {
-            f.ud_duplicates += 1;
+            f.cold_mut().ud_duplicates += 1;
         }
     }
 }

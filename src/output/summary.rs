@@ -360,8 +360,8 @@ pub fn write_summary_fit(
             "NAK→retx min/med/max",
             "timeout retx min/med/max",
         ]);
-        let trio = |s: &Option<Stat>| {
-            opt_stat(s, |s| {
+        let trio = |s: &Option<Box<Stat>>| {
+            opt_stat(&s.as_deref().copied(), |s| {
                 format!(
                     "{} / {} / {}",
                     fmt_ns(s.min),
@@ -593,7 +593,7 @@ fn write_outcomes(report: &Report, out: &mut dyn Write, color: bool) -> io::Resu
 }
 
 /// "v (n), …" of a value → count map.
-fn values(m: &std::collections::BTreeMap<u8, u64>) -> String {
+fn values(m: &crate::analyze::report::CountMap<u8>) -> String {
     let v: Vec<String> = m.iter().map(|(k, n)| format!("{k} ({n})")).collect();
     v.join(", ")
 }
