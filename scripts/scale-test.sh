@@ -10,8 +10,8 @@
 #    16 flows' packets add up) with peak RSS under 32 MiB, the same as on a 1M-packet trace.
 # 2. QPN spraying: 2 M packets over 1 M QP pairs (2 M flows of 1 packet) and 4 M packets over
 #    2 M QP pairs: with the default --max-flows the table stops at 16384 flows and the peak RSS is
-#    the same for both (bounded, not growing with the flows sprayed); with --max-flows 1000 it
-#    stays under 32 MiB. Every frame is counted: the tracked flows' packets + frames.untracked
+#    under 32 MiB and the same for both (bounded, not growing with the flows sprayed); with
+#    --max-flows 1000 it stays under 32 MiB too. Every frame is counted: the tracked flows' packets + frames.untracked
 #    = total, and frames.flows_dropped counts the refused flows (exact below 65536: checked with
 #    20000 QP pairs and --max-flows 1000, 39000 flows dropped).
 # The files are deleted at the end. Needs jq and GNU time (make deps).
@@ -88,7 +88,9 @@ spray() { # PACKETS PAIRS MAX_FLOWS
   echo "spray $n packets over $((2 * pairs)) flows, --max-flows $mf: ${SECS} s, peak RSS ${RSS_KB} KiB; untracked $untracked frames, flows_dropped $dropped (exact: $exact)"
 }
 spray 2000000 1000000 16384; RSS_A=$RSS_KB
+[ "$RSS_KB" -lt "$LIMIT_KB" ] || fail "default --max-flows: peak RSS ${RSS_KB} KiB >= ${LIMIT_KB} KiB"
 spray 4000000 2000000 16384; RSS_B=$RSS_KB
+[ "$RSS_KB" -lt "$LIMIT_KB" ] || fail "default --max-flows: peak RSS ${RSS_KB} KiB >= ${LIMIT_KB} KiB"
 # Bounded: twice the sprayed flows and packets, within 10% of the same peak RSS.
 [ $((RSS_B * 10)) -le $((RSS_A * 11)) ] || fail "spray RSS grew: ${RSS_A} -> ${RSS_B} KiB"
 spray 4000000 2000000 1000

@@ -6,11 +6,6 @@ use super::report::*;
 use super::stats::Samples;
 use super::{Analyzer, outcome, two_mut};
 
-fn transport_name(flows: &[Flow], f: &Flow) -> String {
-    let peer = f.peer.and_then(|p| flows[p as usize].transport);
-    transport_of(f, peer)
-}
-
 /// A flow's transport, else its peer's (`peer`): a flow of CNPs only has none of its own.
 fn transport_of(f: &Flow, peer: Option<crate::decode::Transport>) -> String {
     f.transport.or(peer).map_or("CNP", |t| t.name()).to_string()
@@ -114,59 +109,59 @@ fn congestion(f: &Flow, i: usize, g: &Flow, j: usize, window: u64) -> Vec<DirCon
             ce_marked: d.cong.ecn[3],
             ce_fraction: ce_fraction(d),
             cnps: c.cong.cnps,
-            ce_to_cnp_ns: d.cong.ce_to_cnp.stat(),
-            cnp_interarrival_ns: c.cong.cnp_gap.stat(),
-            cnps_with_nak: d.cong.cnps_with_nak,
+            ce_to_cnp_ns: d.cong.reaction().ce_to_cnp.stat(),
+            cnp_interarrival_ns: c.cong.reaction().cnp_gap.stat(),
+            cnps_with_nak: d.cong.reaction().cnps_with_nak,
             rate_window_ns: window,
-            rate_before_gbps_median: r.before_mbps.stat().map(|s| s.median as f64 / 1000.0),
-            rate_after_gbps_median: r.after_mbps.stat().map(|s| s.median as f64 / 1000.0),
-            rate_samples: r.samples.clone(),
+            rate_before_gbps_median: r.before_mbps().stat().map(|s| s.median as f64 / 1000.0),
+            rate_after_gbps_median: r.after_mbps().stat().map(|s| s.median as f64 / 1000.0),
+            rate_samples: r.samples().to_vec(),
         });
     }
     congestion
 }
 
 /// Connections, one per pair numbered by the lower flow index, and each flow's connection.
-fn connections(flows: &[Flow], window: u64) -> (Vec<Option<usize>>, Vec<ConnectionReport>) {
+/// Connection ids: each connection numbered in the order of its lower flow index; the
+/// connection of every flow.
+fn connection_ids(flows: &[Flow]) -> Vec<Option<usize>> {
     let mut conn_of = vec![None; flows.len()];
-    let mut connections = Vec::new();
+    let mut next = 0;
     for (i, f) in flows.iter().enumerate() {
-        let Some(j) = f.peer.map(|j| j as usize) else {
-            continue;
-        };
-        if j < i {
-            continue;
+        if let Some(j) = f.peer.map(|j| j as usize)
+            && j > i
+        {
+            conn_of[i] = Some(next);
+            conn_of[j] = Some(next);
+            next += 1;
         }
-        let g = &flows[j];
-        let id = connections.len();
-        conn_of[i] = Some(id);
-        conn_of[j] = Some(id);
-        let mut rtt = Samples::default();
-        rtt.merge(&f.ack_rtt);
-        rtt.merge(&g.ack_rtt);
-        let msn = msn_checks(f, i, g, j);
-        let congestion = congestion(f, i, g, j, window);
-        let t = transport_name(flows, f);
-        connections.push(ConnectionReport {
-            id,
-            flows: [i, j],
-            a: Endpoint {
-                addr: f.key.src.to_string(),
-                qp: g.key.dest_qp,
-            },
-            b: Endpoint {
-                addr: f.key.dst.to_string(),
-                qp: f.key.dest_qp,
-            },
-            transport: t,
-            paired_by: f.paired_by.map_or("", |p| p.name()).to_string(),
-            packets: f.packets + g.packets,
-            ack_rtt_ns: rtt.stat(),
-            msn,
-            congestion,
-        });
     }
-    (conn_of, connections)
+    conn_of
+}
+
+/// The report of connection `id` between flows `f` (index `i`) and `g` (index `j > i`).
+fn connection(id: usize, f: &Flow, i: usize, g: &Flow, j: usize, window: u64) -> ConnectionReport {
+    let mut rtt = Samples::default();
+    rtt.merge(&f.ack_rtt);
+    rtt.merge(&g.ack_rtt);
+    ConnectionReport {
+        id,
+        flows: [i, j],
+        a: Endpoint {
+            addr: f.key.src.to_string(),
+            qp: g.key.dest_qp,
+        },
+        b: Endpoint {
+            addr: f.key.dst.to_string(),
+            qp: f.key.dest_qp,
+        },
+        transport: transport_of(f, g.transport),
+        paired_by: f.paired_by.map_or("", |p| p.name()).to_string(),
+        packets: f.packets + g.packets,
+        ack_rtt_ns: rtt.stat(),
+        msn: msn_checks(f, i, g, j),
+        congestion: congestion(f, i, g, j, window),
+    }
 }
 
 /// The report of flow `f` (index `i`, connection `conn`, its peer's transport `peer`).
@@ -179,7 +174,7 @@ fn flow_report(
     let opcodes: CountMap<&'static str> = f
         .opcodes
         .iter()
-        .map(|&(op, n)| (crate::decode::Opcode(op).token(), n))
+        .map(|(op, n)| (crate::decode::Opcode(op).token(), n))
         .collect();
     FlowReport {
         id: i,
@@ -309,34 +304,43 @@ fn snap_warnings(a: &Analyzer, warnings: &mut Vec<String>) {
 /// Flows given back to the allocator at a time while their reports are built.
 const FLOWS_RELEASED: usize = 1024;
 
-/// The flows' reports, in flow order. The flow table is consumed from its end and shrunk as it
-/// goes, so that the reports (about 1 kB each) replace the flows' state instead of adding to it:
-/// with 16 384 flows the two together would be the peak memory of a run.
-fn flow_reports(mut flows: Vec<Flow>, conn_of: &[Option<usize>]) -> Vec<FlowReport> {
+/// The flows' and the connections' reports, in flow and connection order. The flow table is
+/// consumed from its end and shrunk as it goes (a connection's report is made when its higher
+/// flow is reached, the lower one still there), so that the reports (about 1 kB per flow)
+/// replace the flows' state instead of adding to it: with 16 384 flows the two together would
+/// be the peak memory of a run.
+fn reports(mut flows: Vec<Flow>, window: u64) -> (Vec<FlowReport>, Vec<ConnectionReport>) {
+    let conn_of = connection_ids(&flows);
     let peer: Vec<_> = flows
         .iter()
         .map(|f| f.peer.and_then(|p| flows[p as usize].transport))
         .collect();
     let mut reports = Vec::with_capacity(flows.len());
-    while let Some(f) = flows.pop() {
-        let i = flows.len();
-        reports.push(flow_report(i, &f, conn_of[i], peer[i]));
-        drop(f);
-        if i % FLOWS_RELEASED == 0 {
+    let mut connections = Vec::new();
+    while let Some(g) = flows.pop() {
+        let j = flows.len();
+        reports.push(flow_report(j, &g, conn_of[j], peer[j]));
+        if let (Some(id), Some(i)) = (conn_of[j], g.peer.map(|p| p as usize))
+            && i < j
+        {
+            connections.push(connection(id, &flows[i], i, &g, j, window));
+        }
+        drop(g);
+        if j % FLOWS_RELEASED == 0 {
             flows.shrink_to_fit();
         }
     }
     reports.reverse();
-    reports
+    connections.sort_by_key(|c| c.id);
+    (reports, connections)
 }
 
 pub(super) fn build(mut a: Analyzer) -> Report {
     let window = a.cfg.rate_window_ns;
     close(&mut a);
-    let (conn_of, connections) = connections(&a.flows, window);
     let pmtu = a.cfg.mtu.or_else(|| a.global_pmtu());
     let warnings = warnings(&a);
-    let flow_reports = flow_reports(std::mem::take(&mut a.flows), &conn_of);
+    let (flow_reports, connections) = reports(std::mem::take(&mut a.flows), window);
     Report {
         warnings,
         frames: a.frames,

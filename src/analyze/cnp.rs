@@ -53,10 +53,11 @@ impl Analyzer {
         {
             let c = &mut self.flows[i].cong;
             c.cnps += 1;
-            if let Some(prev) = c.last_cnp {
-                c.cnp_gap.add(ts.saturating_sub(prev));
+            let r = c.reaction_mut();
+            if let Some(prev) = r.last_cnp {
+                r.cnp_gap.add(ts.saturating_sub(prev));
             }
-            c.last_cnp = Some(ts);
+            r.last_cnp = Some(ts);
         }
         if self.flows[i].peer.is_none() {
             // A UD sender: the CNP's DestQP is the DETH source QP of the reverse flow.
@@ -99,7 +100,7 @@ impl Analyzer {
         let paired = self.flows[target].peer.is_some();
         let t = &mut self.flows[target];
         if let Some(ce) = t.cong.unanswered_ce.take() {
-            t.cong.ce_to_cnp.add(ts.saturating_sub(ce));
+            t.cong.reaction_mut().ce_to_cnp.add(ts.saturating_sub(ce));
             if !paired && let Some(u) = self.unpaired.get_mut(&(t.key.src, t.key.dst)) {
                 u.ce.remove(target);
             }

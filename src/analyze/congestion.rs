@@ -35,20 +35,30 @@ struct Pending {
     bytes: u64,
 }
 
-/// Per data-flow rate tracker.
+/// Per data-flow rate tracker: the last [`RING`] (time, cumulative bytes) points, and once a
+/// CNP came, the windows after CNPs and their rates (boxed: most flows never get a CNP).
 #[derive(Clone, Debug, Default)]
 pub struct RateTracker {
     ring: Vec<(u64, u64)>,
     head: usize,
     cum: u64,
+    cnp: Option<Box<RateCnp>>,
+}
+
+/// The CNP side of a [`RateTracker`].
+#[derive(Clone, Debug, Default)]
+struct RateCnp {
     pending: Vec<Pending>,
     /// First rate samples, in CNP order.
-    pub samples: Vec<RateSample>,
+    samples: Vec<RateSample>,
     /// Rates before each CNP, Gb/s × 1000 (Mb/s), for the median.
-    pub before_mbps: Samples,
+    before_mbps: Samples,
     /// Rates after each CNP, Mb/s.
-    pub after_mbps: Samples,
+    after_mbps: Samples,
 }
+
+/// The statistics of a tracker without CNPs.
+static NO_SAMPLES: Samples = Samples::new();
 
 fn gbps(bytes: u64, window_ns: u64) -> f64 {
     if window_ns == 0 {
@@ -58,22 +68,7 @@ fn gbps(bytes: u64, window_ns: u64) -> f64 {
     }
 }
 
-impl RateTracker {
-    /// Account `bytes` sent at `ts` by the flow; closes "after" windows that have ended.
-    pub fn packet(&mut self, ts: u64, bytes: u64, window_ns: u64) {
-        self.close_until(ts, window_ns);
-        for p in &mut self.pending {
-            p.bytes += bytes;
-        }
-        self.cum += bytes;
-        if self.ring.len() < RING {
-            self.ring.push((ts, self.cum));
-        } else {
-            self.ring[self.head] = (ts, self.cum);
-            self.head = (self.head + 1) % RING;
-        }
-    }
-
+impl RateCnp {
     fn close_until(&mut self, ts: u64, window_ns: u64) {
         let mut i = 0;
         while i < self.pending.len() {
@@ -98,10 +93,45 @@ impl RateTracker {
             });
         }
     }
+}
+
+impl RateTracker {
+    /// Account `bytes` sent at `ts` by the flow; closes "after" windows that have ended.
+    pub fn packet(&mut self, ts: u64, bytes: u64, window_ns: u64) {
+        if let Some(c) = &mut self.cnp {
+            c.close_until(ts, window_ns);
+            for p in &mut c.pending {
+                p.bytes += bytes;
+            }
+        }
+        self.cum += bytes;
+        if self.ring.len() < RING {
+            self.ring.push((ts, self.cum));
+        } else {
+            self.ring[self.head] = (ts, self.cum);
+            self.head = (self.head + 1) % RING;
+        }
+    }
+
+    /// First rate samples, in CNP order.
+    pub fn samples(&self) -> &[RateSample] {
+        self.cnp.as_ref().map_or(&[], |c| &c.samples)
+    }
+
+    /// Rates before each CNP, Mb/s.
+    pub fn before_mbps(&self) -> &Samples {
+        self.cnp.as_ref().map_or(&NO_SAMPLES, |c| &c.before_mbps)
+    }
+
+    /// Rates after each CNP, Mb/s.
+    pub fn after_mbps(&self) -> &Samples {
+        self.cnp.as_ref().map_or(&NO_SAMPLES, |c| &c.after_mbps)
+    }
 
     /// A CNP for this flow at `ts`: measure the window before and open the window after.
     pub fn cnp(&mut self, ts: u64, cnp_frame: u64, window_ns: u64) {
-        self.close_until(ts, window_ns);
+        let c = self.cnp.get_or_insert_default();
+        c.close_until(ts, window_ns);
         let from = ts.saturating_sub(window_ns);
         // Bytes sent in [from, ts): cumulative now minus cumulative at the last point before
         // `from` (the ring may not reach that far back; then count what it holds).
@@ -127,18 +157,21 @@ impl RateTracker {
             before_gbps: gbps(before_bytes, window_ns),
             bytes: 0,
         };
-        if self.pending.len() >= MAX_PENDING {
-            let old = self.pending.remove(0);
-            self.record(old, window_ns);
+        let c = self.cnp.get_or_insert_default();
+        if c.pending.len() >= MAX_PENDING {
+            let old = c.pending.remove(0);
+            c.record(old, window_ns);
         }
-        self.pending.push(p);
+        c.pending.push(p);
     }
 
     /// Close every open window at the end of the capture (their "after" rate counts the bytes
     /// seen until then over the full window).
     pub fn finish(&mut self, window_ns: u64) {
-        for p in std::mem::take(&mut self.pending) {
-            self.record(p, window_ns);
+        if let Some(c) = &mut self.cnp {
+            for p in std::mem::take(&mut c.pending) {
+                c.record(p, window_ns);
+            }
         }
     }
 }
@@ -158,14 +191,21 @@ pub struct Congestion {
     pub cnps: u64,
     /// Timestamp of the latest CE packet since the last CNP for this flow's sender.
     pub unanswered_ce: Option<u64>,
+    /// Sender rate around CNPs (this flow being the data flow).
+    pub rate: RateTracker,
+    /// The CE→CNP reaction and CNP pacing, once there is any (boxed: most flows see none).
+    reaction: Option<Box<Reaction>>,
+}
+
+/// The CNP side of a flow's [`Congestion`].
+#[derive(Clone, Debug, Default)]
+pub struct Reaction {
     /// CE→CNP delays (this flow being the CE-marked data flow), ns.
     pub ce_to_cnp: Samples,
     /// Previous CNP in this flow, ns.
     pub last_cnp: Option<u64>,
     /// CNP inter-arrival times in this flow, ns.
     pub cnp_gap: Samples,
-    /// Sender rate around CNPs (this flow being the data flow).
-    pub rate: RateTracker,
     /// Time of the last PSN-sequence NAK for this flow's requests, ns.
     pub last_nak: Option<u64>,
     /// Time of the last CNP for this flow's sender not yet found near a NAK, ns.
@@ -174,10 +214,42 @@ pub struct Congestion {
     pub cnps_with_nak: u64,
 }
 
+/// The reaction of a flow without CNPs or NAKs.
+static NO_REACTION: Reaction = Reaction {
+    ce_to_cnp: Samples::new(),
+    last_cnp: None,
+    cnp_gap: Samples::new(),
+    last_nak: None,
+    lone_cnp: None,
+    cnps_with_nak: 0,
+};
+
 impl Congestion {
+    /// The CNP reaction state (all empty until a CNP or NAK).
+    pub fn reaction(&self) -> &Reaction {
+        self.reaction.as_deref().unwrap_or(&NO_REACTION)
+    }
+
+    /// The CNP reaction state, allocated on first use.
+    pub fn reaction_mut(&mut self) -> &mut Reaction {
+        self.reaction.get_or_insert_default()
+    }
+
     /// A CNP for this (data) flow's sender at `ts`; `rtt` is the flow's mean ACK RTT, ns,
     /// when measured. Flagged when a NAK came less than one RTT before.
     pub fn cnp_seen(&mut self, ts: u64, rtt: Option<u64>) {
+        self.reaction_mut().cnp_seen(ts, rtt);
+    }
+
+    /// A PSN-sequence NAK for this flow's requests at `ts`: flags a CNP less than one RTT
+    /// before it.
+    pub fn nak_seen(&mut self, ts: u64, rtt: Option<u64>) {
+        self.reaction_mut().nak_seen(ts, rtt);
+    }
+}
+
+impl Reaction {
+    fn cnp_seen(&mut self, ts: u64, rtt: Option<u64>) {
         let near = matches!((self.last_nak, rtt), (Some(n), Some(r)) if ts.saturating_sub(n) <= r);
         if near {
             self.cnps_with_nak += 1;
@@ -187,9 +259,7 @@ impl Congestion {
         }
     }
 
-    /// A PSN-sequence NAK for this flow's requests at `ts`: flags a CNP less than one RTT
-    /// before it.
-    pub fn nak_seen(&mut self, ts: u64, rtt: Option<u64>) {
+    fn nak_seen(&mut self, ts: u64, rtt: Option<u64>) {
         if let (Some(c), Some(r)) = (self.lone_cnp, rtt)
             && ts.saturating_sub(c) <= r
         {
@@ -219,8 +289,8 @@ mod tests {
         }
         r.packet(40_000, 1000, w);
         r.finish(w);
-        assert_eq!(r.samples.len(), 1);
-        let s = r.samples[0];
+        assert_eq!(r.samples().len(), 1);
+        let s = r.samples()[0];
         assert_eq!(s.cnp_frame, 7);
         assert!((s.before_gbps - 8.0).abs() < 1e-9, "{}", s.before_gbps);
         assert!((s.after_gbps - 4.0).abs() < 1e-9, "{}", s.after_gbps);

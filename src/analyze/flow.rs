@@ -10,7 +10,7 @@
 use super::congestion::Congestion;
 use super::message::{Assembler, MessageKind, MessageStatus};
 use super::outcome::{AwaitQueue, Outstanding, QpError};
-use super::priority::Priority;
+use super::priority::{Counts, Priority};
 use super::psn::PsnTracker;
 use super::report::CountBytes;
 use super::stats::Samples;
@@ -236,7 +236,7 @@ pub struct Flow {
     /// Transport bytes (BTH through ICRC).
     pub transport_bytes: u64,
     /// (opcode, count), in first-seen order.
-    pub opcodes: Vec<(u8, u64)>,
+    pub opcodes: Counts,
     /// ACKNOWLEDGE packets whose AETH is an ACK.
     pub acks: u64,
     /// Requests this flow's source sends.
@@ -313,7 +313,7 @@ impl Flow {
             packets: 0,
             payload_bytes: 0,
             transport_bytes: 0,
-            opcodes: Vec::new(),
+            opcodes: Counts::default(),
             acks: 0,
             req_psn: PsnTracker::default(),
             req_asm: Assembler::default(),
@@ -396,10 +396,6 @@ impl Flow {
     /// Count one opcode.
     #[inline]
     pub fn count_opcode(&mut self, op: u8) {
-        if let Some(e) = self.opcodes.iter_mut().find(|e| e.0 == op) {
-            e.1 += 1;
-        } else {
-            self.opcodes.push((op, 1));
-        }
+        self.opcodes.add(op);
     }
 }

@@ -148,7 +148,7 @@ pub struct Analyzer {
     frames: report::FrameCounts,
     icrc: report::IcrcCounts,
     flows: Vec<Flow>,
-    index: HashMap<FlowKey, u32, FxBuild>,
+    index: table::FlowIndex,
     /// Flow of the previous RoCE packet.
     last_flow: Option<u32>,
     /// (src, dst) → flows with that source and destination.
@@ -245,7 +245,7 @@ impl Analyzer {
             },
             icrc: Default::default(),
             flows: Vec::new(),
-            index: HashMap::default(),
+            index: table::FlowIndex::default(),
             last_flow: None,
             hosts: HashMap::default(),
             pmtu_seen: [0; 5],

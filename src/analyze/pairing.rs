@@ -95,8 +95,10 @@ impl Analyzer {
                     self.cm_pairs.insert(a, b);
                     self.cm_pairs.insert(b, a);
                 }
-                if let (Some(&i), Some(&j)) = (self.index.get(&a), self.index.get(&b))
-                    && self.flows[i as usize].peer.is_none()
+                if let (Some(i), Some(j)) = (
+                    self.index.get(&self.flows, &a),
+                    self.index.get(&self.flows, &b),
+                ) && self.flows[i as usize].peer.is_none()
                     && self.flows[j as usize].peer.is_none()
                 {
                     self.pair(i as usize, j as usize, PairedBy::Cm);
@@ -185,7 +187,7 @@ impl Analyzer {
             session: f.key.session,
         };
         let dest_qp = f.key.dest_qp;
-        if let Some(&j) = self.index.get(&rev) {
+        if let Some(j) = self.index.get(&self.flows, &rev) {
             let j = j as usize;
             let g = &self.flows[j];
             if j != i && g.peer.is_none() && g.deth_src_qp == Some(dest_qp) {

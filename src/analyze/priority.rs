@@ -9,7 +9,8 @@
 use super::report::{CountMap, PriorityReport};
 
 /// Small value → count table: a flow normally carries one value, kept inline so that the
-/// per-packet path is one compare and one add; further values go to a short list.
+/// per-packet path is one compare and one add; further values go to a short list. Used for a
+/// flow's DSCP and PCP values and its opcodes.
 #[derive(Clone, Debug, Default)]
 pub struct Counts {
     /// The first value seen and its count (0: none yet).
@@ -41,7 +42,7 @@ impl Counts {
     }
 
     /// (value, count) pairs, first-seen order.
-    fn iter(&self) -> impl Iterator<Item = (u8, u64)> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = (u8, u64)> + '_ {
         std::iter::once(self.first)
             .filter(|e| e.1 != 0)
             .chain(self.more.iter().copied())
@@ -69,18 +70,23 @@ pub struct Priority {
     pub dscp: Counts,
     /// PCP of data packets.
     pub pcp: Counts,
-    /// DSCP of CNPs.
-    pub cnp_dscp: Counts,
-    /// PCP of CNPs.
-    pub cnp_pcp: Counts,
+    /// DSCP and PCP of CNPs, once there is one (boxed: most flows carry none).
+    cnp: Option<Box<[Counts; 2]>>,
 }
+
+/// The CNP counts of a flow without CNPs.
+static NO_COUNTS: Counts = Counts {
+    first: (0, 0),
+    more: Vec::new(),
+};
 
 impl Priority {
     /// Count one packet: `dscp` from the IP header, `pcp` from the innermost 802.1Q tag.
     #[inline]
     pub fn add(&mut self, cnp: bool, dscp: Option<u8>, pcp: Option<u8>) {
         let (d, p) = if cnp {
-            (&mut self.cnp_dscp, &mut self.cnp_pcp)
+            let [d, p] = &mut **self.cnp.get_or_insert_default();
+            (d, p)
         } else {
             (&mut self.dscp, &mut self.pcp)
         };
@@ -92,13 +98,23 @@ impl Priority {
         }
     }
 
+    /// DSCP of CNPs.
+    pub fn cnp_dscp(&self) -> &Counts {
+        self.cnp.as_ref().map_or(&NO_COUNTS, |c| &c[0])
+    }
+
+    /// PCP of CNPs.
+    pub fn cnp_pcp(&self) -> &Counts {
+        self.cnp.as_ref().map_or(&NO_COUNTS, |c| &c[1])
+    }
+
     /// The report's form.
     pub fn report(&self) -> PriorityReport {
         PriorityReport {
             dscp: self.dscp.map(),
             pcp: self.pcp.map(),
-            cnp_dscp: self.cnp_dscp.map(),
-            cnp_pcp: self.cnp_pcp.map(),
+            cnp_dscp: self.cnp_dscp().map(),
+            cnp_pcp: self.cnp_pcp().map(),
         }
     }
 
@@ -117,8 +133,8 @@ impl Priority {
         }
         let Some(cnp) = cnps else { return };
         for (name, d, c) in [
-            ("DSCP", &data.dscp, &cnp.cnp_dscp),
-            ("PCP", &data.pcp, &cnp.cnp_pcp),
+            ("DSCP", &data.dscp, cnp.cnp_dscp()),
+            ("PCP", &data.pcp, cnp.cnp_pcp()),
         ] {
             if let (Some(a), Some(b)) = (d.single(), c.single())
                 && a == b

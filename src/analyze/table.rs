@@ -1,8 +1,39 @@
 //! Cross-connection work: the flow table and its limit (`AnalyzeConfig::max_flows`), with the
 //! count of distinct flows dropped past it.
 
+use std::hash::BuildHasher;
+
 use super::Analyzer;
 use super::flow::{Flow, FlowKey, PairedBy};
+use super::fxhash::FxBuild;
+
+/// Flow key → index in the flow table: a hash table of 4-byte indices whose keys are read from
+/// the flows themselves (`hashbrown::HashTable`), rather than a map holding a copy of every
+/// 48-byte key beside the flow that already has it.
+#[derive(Default)]
+pub(super) struct FlowIndex {
+    table: hashbrown::HashTable<u32>,
+}
+
+impl FlowIndex {
+    fn hash(key: &FlowKey) -> u64 {
+        FxBuild::default().hash_one(key)
+    }
+
+    /// The index of `key`'s flow in `flows`.
+    pub(super) fn get(&self, flows: &[Flow], key: &FlowKey) -> Option<u32> {
+        self.table
+            .find(Self::hash(key), |&i| flows[i as usize].key == *key)
+            .copied()
+    }
+
+    /// Index flow `i` of `flows` (its key not indexed yet).
+    pub(super) fn insert(&mut self, flows: &[Flow], i: u32) {
+        let h = Self::hash(&flows[i as usize].key);
+        self.table
+            .insert_unique(h, i, |&j| Self::hash(&flows[j as usize].key));
+    }
+}
 
 /// Most dropped flow keys remembered for `frames.flows_dropped` (about 1.2 MB at most).
 pub(super) const MAX_DROPPED_KEYS: usize = 65_536;
@@ -41,7 +72,7 @@ impl Analyzer {
                 }
             }
         }
-        if let Some(&i) = self.index.get(&key) {
+        if let Some(i) = self.index.get(&self.flows, &key) {
             self.hint(i);
             return Some(i as usize);
         }
@@ -73,7 +104,7 @@ impl Analyzer {
                 .reserve_exact(self.cfg.max_flows.min(RESERVED_FLOWS));
         }
         self.flows.push(Flow::new(key, ts, frame));
-        self.index.insert(key, i as u32);
+        self.index.insert(&self.flows, i as u32);
         self.hosts
             .entry((key.src, key.dst))
             .or_default()
@@ -84,7 +115,7 @@ impl Analyzer {
             .all
             .insert(i);
         if let Some(peer) = self.cm_pairs.get(&key)
-            && let Some(&j) = self.index.get(peer)
+            && let Some(j) = self.index.get(&self.flows, peer)
             && self.flows[j as usize].peer.is_none()
         {
             self.pair(i, j as usize, PairedBy::Cm);
