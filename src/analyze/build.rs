@@ -7,8 +7,8 @@ use super::stats::Samples;
 use super::{Analyzer, outcome, two_mut};
 
 /// A flow's transport, else its peer's (`peer`): a flow of CNPs only has none of its own.
-fn transport_of(f: &Flow, peer: Option<crate::decode::Transport>) -> String {
-    f.transport.or(peer).map_or("CNP", |t| t.name()).to_string()
+fn transport_of(f: &Flow, peer: Option<crate::decode::Transport>) -> &'static str {
+    f.transport.or(peer).map_or("CNP", |t| t.name())
 }
 
 fn ce_fraction(f: &Flow) -> f64 {
@@ -156,7 +156,7 @@ fn connection(id: usize, f: &Flow, i: usize, g: &Flow, j: usize, window: u64) ->
             qp: f.key.dest_qp,
         },
         transport: transport_of(f, g.transport),
-        paired_by: f.paired_by.map_or("", |p| p.name()).to_string(),
+        paired_by: f.paired_by.map_or("", |p| p.name()),
         packets: f.packets + g.packets,
         ack_rtt_ns: rtt.stat(),
         msn: msn_checks(f, i, g, j),

@@ -354,7 +354,7 @@ pub struct FlowReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<u32>,
     /// `RC`, `UC`, `UD`, `RD`, `XRC`, or `CNP` for a flow of CNPs to an unknown sender.
-    pub transport: String,
+    pub transport: &'static str,
     /// RoCEv2 UDP source port of the first packet.
     pub udp_src_port: Option<u16>,
     /// Index of the connection this flow belongs to; `null` when unpaired.
@@ -482,9 +482,9 @@ pub struct ConnectionReport {
     /// Destination of `flows[0]` with its QP.
     pub b: Endpoint,
     /// Transport.
-    pub transport: String,
+    pub transport: &'static str,
     /// How the pair was found: `udp_sport`, `psn`, `deth`, `cnp`, `cm`.
-    pub paired_by: String,
+    pub paired_by: &'static str,
     /// Packets both ways.
     pub packets: u64,
     /// ACK RTT of AckReq requests both ways, ns.

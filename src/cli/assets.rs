@@ -28,10 +28,15 @@ pub fn render_all() -> std::io::Result<Vec<(PathBuf, Vec<u8>)>> {
     out.push((PathBuf::from("man/roce-inspect.1"), buf));
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("roce-inspect-{}", sub.get_name());
-        let page = sub
+        let mut page = sub
             .clone()
             .name(name.clone())
             .bin_name(format!("roce-inspect {}", sub.get_name()));
+        // The synopsis is clap's own usage line, as `--help` prints it: clap_mangen's listing
+        // shows no option values and one FILE where several are taken.
+        let usage = page.render_usage().to_string();
+        let usage = usage.trim_start_matches("Usage:").trim().to_string();
+        let page = page.override_usage(usage);
         let mut buf = Vec::new();
         clap_mangen::Man::new(page)
             .date(MAN_DATE)

@@ -257,7 +257,7 @@ pub fn write_summary_fit(
                 right(f.id),
                 Cell::new(flow_label(f)),
                 Cell::new(format!("{:#08x}", f.dest_qp)),
-                Cell::new(&f.transport),
+                Cell::new(f.transport),
                 right(f.packets),
                 right(fmt_bytes(f.payload_bytes)),
                 send,
