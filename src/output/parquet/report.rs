@@ -6,11 +6,11 @@
 //! Rules (documented in README, "Parquet export"):
 //! - a nested object's keys are joined to its key with `_` (`psn.gap_events` → `psn_gap_events`;
 //!   `opcodes.CNP` → `opcodes_CNP`), to any depth; an object that is `null` in a row leaves its
-//!   columns null in that row; a column exists only if some row has a value or a `null` for it,
-//!   so an object that is `null` in every row is one all-null column of its own name;
+//!   columns null in that row; a column exists only if some row has a value for it, so a key
+//!   that is `null` in every row has no column (its type is unknown, and an all-null column
+//!   would clash with the typed one of another capture when engines merge the schemas);
 //! - a column's type comes from its values: non-negative integers → UInt64, integers with a
-//!   negative one → Int64, any fraction → Float64, booleans → Boolean, strings → Utf8, nothing
-//!   but nulls → Null (Parquet's `UNKNOWN` logical type);
+//!   negative one → Int64, any fraction → Float64, booleans → Boolean, strings → Utf8;
 //! - arrays, and columns whose values mix kinds (e.g. a string in one row and a number in
 //!   another), are Utf8 holding each value's JSON text.
 //!
@@ -220,14 +220,12 @@ impl<W: Write> TableSpill<W> {
         let mut order: Vec<usize> = (0..self.names.len())
             .filter(|&i| {
                 let n = self.names[i].as_str();
-                // An object that is `null` in some rows only nulls its columns there: no column
-                // of its own name next to them. `capture` and `host` are ours.
-                let object = self.kinds[i] == Kind::Null
-                    && self
-                        .names
-                        .iter()
-                        .any(|m| m.strip_prefix(n).is_some_and(|r| r.starts_with('_')));
-                !object && n != "capture" && n != "host"
+                // A key that is `null` in every row (an absent statistic, an object no row has)
+                // has no column: its type is unknown here, and a column of Parquet's null type
+                // would clash with the typed column of the same name in another capture's
+                // export (Spark's `mergeSchema` refuses INT and DECIMAL). `capture` and `host`
+                // are ours.
+                self.kinds[i] != Kind::Null && n != "capture" && n != "host"
             })
             .collect();
         order.sort_by(|&a, &b| self.names[a].cmp(&self.names[b]));
@@ -498,7 +496,6 @@ mod tests {
                 "odd",
                 "psn_first",
                 "psn_last",
-                "retx",
                 "transport"
             ]
         );
@@ -522,8 +519,8 @@ mod tests {
         assert_eq!(col("msn").as_string::<i32>().value(1), "[]");
         // `nak` is null in row 0 and an object in row 1: its columns only, null in row 0.
         assert!(col("nak_frame").is_null(0));
-        // `retx` is null in every row: one all-null column.
-        assert_eq!(col("retx").data_type(), &DataType::Null);
+        // `retx` is null in every row: no column.
+        assert!(b.column_by_name("retx").is_none());
         assert_eq!(col("nak_frame").as_primitive::<UInt64Type>().value(1), 7);
         // Mixed kinds: JSON text.
         assert_eq!(col("odd").as_string::<i32>().value(0), "1");
