@@ -3,7 +3,9 @@
 //! and comfy-table's dynamic arrangement wraps what is left; piped to a file, tables keep their
 //! full width.
 
-use comfy_table::{Cell, ContentArrangement, Table};
+use std::io::{self, Write};
+
+use comfy_table::{Cell, ColumnConstraint, ContentArrangement, Table, Width};
 
 /// The width of the terminal standard output is printed on, or `None` when it is not a
 /// terminal (a pipe or a file: full width).
@@ -77,6 +79,75 @@ pub fn fit_table(
     (t, hidden)
 }
 
+/// Rows rendered at a time by [`write_table`] when the table is not fitted to a terminal.
+const CHUNK_ROWS: usize = 1024;
+
+/// Write the table of `header` and `n` rows (`row(i)` makes row `i`) to `out`, fitted to `width`
+/// as [`fit_table`] does; returns the hidden columns' names. Without `width`, a table of more
+/// than [`CHUNK_ROWS`] rows (a flow table under QPN spraying: 16 384 rows) is rendered a chunk
+/// of rows at a time, every column at its width over all rows: the lines are those of the
+/// whole table, but neither its cells nor comfy-table's rendering of them are held at once
+/// (about 9 kB per row of the flow table).
+///
+/// # Errors
+/// The writer's.
+pub fn write_table(
+    out: &mut dyn Write,
+    make: impl Fn() -> Table,
+    header: &[&'static str],
+    n: usize,
+    row: impl Fn(usize) -> Vec<Cell>,
+    drop_order: &[&'static str],
+    width: Option<u16>,
+) -> io::Result<Vec<&'static str>> {
+    if width.is_some() || n <= CHUNK_ROWS {
+        let rows: Vec<Vec<Cell>> = (0..n).map(row).collect();
+        let (t, hidden) = fit_table(make, header, &rows, drop_order, width);
+        writeln!(out, "{t}")?;
+        return Ok(hidden);
+    }
+    let chunk = |from: usize, widths: Option<&[u16]>| {
+        let mut t = make();
+        t.set_header(header.to_vec());
+        for i in from..(from + CHUNK_ROWS).min(n) {
+            t.add_row(row(i));
+        }
+        if let Some(w) = widths {
+            // The column's content width over all rows, and its padding.
+            let cols: Vec<ColumnConstraint> = t
+                .column_iter()
+                .zip(w)
+                .map(|(c, &w)| ColumnConstraint::Absolute(Width::Fixed(w + c.padding_width())))
+                .collect();
+            t.set_constraints(cols);
+        }
+        t
+    };
+    let mut widths = vec![0u16; header.len()];
+    for from in (0..n).step_by(CHUNK_ROWS) {
+        let w = chunk(from, None).column_max_content_widths();
+        for (m, w) in widths.iter_mut().zip(w) {
+            *m = (*m).max(w);
+        }
+    }
+    // The whole table's lines: top border, header and its rule, the rows, bottom border. Each
+    // chunk renders all of them; its top three lines are the same as the first chunk's.
+    for from in (0..n).step_by(CHUNK_ROWS) {
+        let text = chunk(from, Some(&widths)).to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        let first = if from == 0 { 0 } else { 3 };
+        let last = if from + CHUNK_ROWS >= n {
+            lines.len()
+        } else {
+            lines.len() - 1
+        };
+        for l in &lines[first.min(last)..last] {
+            writeln!(out, "{l}")?;
+        }
+    }
+    Ok(Vec::new())
+}
+
 /// The note printed under a table whose columns `hidden` were left out, wrapped at `width`
 /// characters, or `None`.
 pub fn hidden_note(hidden: &[&str], width: Option<u16>) -> Option<String> {
@@ -117,6 +188,31 @@ mod tests {
         let mut t = Table::new();
         t.load_style(presets::UTF8_FULL_CONDENSED).force_no_tty();
         t
+    }
+
+    #[test]
+    fn a_long_table_written_in_chunks_is_the_whole_table() {
+        let header = ["flow", "label", "n"];
+        // Widths that peak in different chunks, a multi-byte character, right alignment.
+        let row = |i: usize| {
+            vec![
+                Cell::new(i),
+                Cell::new(format!("10.0.0.{} → {}", i % 7, "x".repeat(i % 1500 / 100))),
+                Cell::new(i * i % 9973).set_alignment(comfy_table::CellAlignment::Right),
+            ]
+        };
+        for n in [1, 1024, 1025, 3000] {
+            let rows: Vec<Vec<Cell>> = (0..n).map(row).collect();
+            let (whole, _) = fit_table(make, &header, &rows, &[], None);
+            let mut out = Vec::new();
+            let hidden = write_table(&mut out, make, &header, n, row, &[], None).unwrap();
+            assert!(hidden.is_empty());
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                format!("{whole}\n"),
+                "{n} rows"
+            );
+        }
     }
 
     #[test]

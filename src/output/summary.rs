@@ -227,14 +227,14 @@ pub fn write_summary_fit(
             "CNPs",
             "ACK RTT p50",
         ];
-        let mut rows: Vec<Vec<Cell>> = Vec::with_capacity(report.flows.len());
         // Paired flows first, connection by connection; then unpaired ones.
         let mut order: Vec<&FlowReport> = Vec::with_capacity(report.flows.len());
         for c in &report.connections {
             order.extend(c.flows.iter().map(|&i| &report.flows[i]));
         }
         order.extend(report.flows.iter().filter(|f| f.connection.is_none()));
-        for f in order {
+        let row = |i: usize| {
+            let f = order[i];
             let conn = match f.connection {
                 Some(c) => format!("{c} ({})", report.connections[c].paired_by),
                 None => "unpaired".to_string(),
@@ -252,7 +252,7 @@ pub fn write_summary_fit(
                 let c = right(format!("{:.2}", f.ce_fraction * 100.0));
                 if color { c.fg(Color::Yellow) } else { c }
             };
-            rows.push(vec![
+            vec![
                 Cell::new(conn),
                 right(f.id),
                 Cell::new(flow_label(f)),
@@ -273,11 +273,17 @@ pub fn write_summary_fit(
                 ce,
                 num(f.cnps, false, color),
                 right(opt_stat(&f.ack_rtt_ns, |s| fmt_ns(s.median))),
-            ]);
-        }
-        let (t, hidden) =
-            crate::output::fit::fit_table(|| table(color), &header, &rows, &FLOW_DROP_ORDER, width);
-        writeln!(out, "{t}")?;
+            ]
+        };
+        let hidden = crate::output::fit::write_table(
+            out,
+            || table(color),
+            &header,
+            order.len(),
+            row,
+            &FLOW_DROP_ORDER,
+            width,
+        )?;
         if let Some(note) = crate::output::fit::hidden_note(&hidden, width) {
             writeln!(out, "{note}")?;
         }
@@ -601,28 +607,22 @@ fn values(m: &crate::analyze::report::CountMap<u8>) -> String {
 /// Priority per flow: DSCP and PCP values of data packets and of CNPs.
 fn write_priority(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     title(out, "Priority (DSCP / 802.1Q PCP)", color)?;
-    let mut t = table(color);
-    t.set_header(vec![
-        "flow",
-        "src → dst",
-        "DSCP",
-        "PCP",
-        "CNP DSCP",
-        "CNP PCP",
-    ]);
+    let header = ["flow", "src → dst", "DSCP", "PCP", "CNP DSCP", "CNP PCP"];
     let dash = |s: String| if s.is_empty() { "-".to_string() } else { s };
-    for f in &report.flows {
+    let row = |i: usize| {
+        let f = &report.flows[i];
         let p = &f.priority;
-        t.add_row(vec![
+        vec![
             right(f.id),
             Cell::new(flow_label(f)),
             Cell::new(dash(values(&p.dscp))),
             Cell::new(dash(values(&p.pcp))),
             Cell::new(dash(values(&p.cnp_dscp))),
             Cell::new(dash(values(&p.cnp_pcp))),
-        ]);
-    }
-    writeln!(out, "{t}")
+        ]
+    };
+    let n = report.flows.len();
+    crate::output::fit::write_table(out, || table(color), &header, n, row, &[], None).map(|_| ())
 }
 
 /// PSN-sequence NAKs that no captured gap explains.
