@@ -684,8 +684,8 @@ fn write_gap_table(
         "after",
         "verdict",
     ];
-    let mut rows = Vec::with_capacity(gaps.len());
-    for g in gaps {
+    let row = |i: usize| {
+        let g = &gaps[i];
         let f = &report.flows[g.flow];
         let (nf, nd) = g.nak.map_or(("-".to_string(), "-".to_string()), |n| {
             (n.frame.to_string(), fmt_ns(n.delay_ns))
@@ -704,7 +704,7 @@ fn write_gap_table(
         } else {
             Cell::new(rt)
         };
-        rows.push(vec![
+        vec![
             right(g.flow),
             Cell::new(flow_label(f)),
             Cell::new(format!("{:#08x}", f.dest_qp)),
@@ -720,11 +720,17 @@ fn write_gap_table(
             right(rd),
             after,
             verdict_cell(g.verdict, color),
-        ]);
-    }
-    let (t, hidden) =
-        crate::output::fit::fit_table(|| table(color), &header, &rows, &GAP_DROP_ORDER, width);
-    writeln!(out, "{t}")?;
+        ]
+    };
+    let hidden = crate::output::fit::write_table(
+        out,
+        || table(color),
+        &header,
+        gaps.len(),
+        row,
+        &GAP_DROP_ORDER,
+        width,
+    )?;
     match crate::output::fit::hidden_note(&hidden, width) {
         Some(note) => writeln!(out, "{note}"),
         None => Ok(()),
@@ -745,8 +751,7 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
         return writeln!(out, "messages were not kept");
     };
     let t0 = report.frames.first_ts_ns.unwrap_or(0);
-    let mut t = table(color);
-    t.set_header(vec![
+    let header = [
         "flow",
         "src → dst",
         "QP",
@@ -762,8 +767,9 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
         "imm",
         "READ latency",
         "status",
-    ]);
-    for m in msgs {
+    ];
+    let row = |i: usize| {
+        let m = &msgs[i];
         let f = &report.flows[m.flow];
         let kind = format!(
             "{}{}",
@@ -794,7 +800,7 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
         } else {
             Cell::new(state)
         };
-        t.add_row(vec![
+        vec![
             right(m.flow),
             Cell::new(flow_label(f)),
             Cell::new(format!("{:#08x}", f.dest_qp)),
@@ -817,9 +823,10 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
             right(m.imm_data.map_or("-".to_string(), |v| format!("{v:#010x}"))),
             right(m.read_latency_ns.map_or("-".to_string(), fmt_ns)),
             state,
-        ]);
-    }
-    writeln!(out, "{t}")
+        ]
+    };
+    let n = msgs.len();
+    crate::output::fit::write_table(out, || table(color), &header, n, row, &[], None).map(|_| ())
 }
 
 #[cfg(test)]
