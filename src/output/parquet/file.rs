@@ -5,7 +5,7 @@
 use std::fs::{self, File};
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 use arrow_array::RecordBatch;
@@ -66,11 +66,79 @@ pub fn partition_dir(dir: &Path, table: &str, capture: &str) -> PathBuf {
 /// than decoding.
 const QUEUE: usize = 2;
 
+/// A thread fed items of type `I` through a bounded queue, whose work ends with a result `R`
+/// or the first error (the Parquet writer of one file, the message spill).
+pub(super) struct Worker<I: Send + 'static, R: Send + 'static> {
+    tx: Option<SyncSender<I>>,
+    handle: Option<JoinHandle<Result<R, ExportError>>>,
+    /// The file the thread writes, named in its errors.
+    path: PathBuf,
+}
+
+impl<I: Send + 'static, R: Send + 'static> Worker<I, R> {
+    /// Start thread `name` running `work` on the items sent, at most `queue` waiting; `path`
+    /// is the file it writes.
+    ///
+    /// # Errors
+    /// The thread cannot be started.
+    pub(super) fn start(
+        name: String,
+        path: &Path,
+        queue: usize,
+        work: impl FnOnce(Receiver<I>) -> Result<R, ExportError> + Send + 'static,
+    ) -> Result<Worker<I, R>, ExportError> {
+        let (tx, rx) = sync_channel::<I>(queue);
+        let handle = std::thread::Builder::new()
+            .name(name)
+            .spawn(move || work(rx))
+            .map_err(|e| ExportError::io(path, e))?;
+        Ok(Worker {
+            tx: Some(tx),
+            handle: Some(handle),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Hand `item` to the thread (blocking while the queue is full).
+    ///
+    /// # Errors
+    /// The thread's error when it stopped on one.
+    pub(super) fn send(&mut self, item: I) -> Result<(), ExportError> {
+        let Some(tx) = &self.tx else {
+            return Ok(());
+        };
+        if tx.send(item).is_err() {
+            // The thread stopped on an error: report it.
+            return self.join().map(|_| ());
+        }
+        Ok(())
+    }
+
+    /// Whether the thread was not joined yet.
+    pub(super) fn running(&self) -> bool {
+        self.handle.is_some()
+    }
+
+    /// Close the queue and wait for the thread; its result.
+    ///
+    /// # Errors
+    /// The thread's error; an I/O error naming the file when it panicked or was already
+    /// joined.
+    pub(super) fn join(&mut self) -> Result<R, ExportError> {
+        self.tx = None;
+        let failed = |why: &str| ExportError::io(&self.path, io::Error::other(why.to_string()));
+        match self.handle.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(failed("the writer thread panicked")),
+            None => Err(failed("the writer thread was already closed")),
+        }
+    }
+}
+
 /// A Parquet file being written. Encoding and compression run on a thread of their own, so
 /// that they overlap with decoding and analysis.
 pub struct PartFile<T: Send + 'static = RecordBatch> {
-    tx: Option<SyncSender<T>>,
-    worker: Option<JoinHandle<Result<(), ExportError>>>,
+    worker: Worker<T, ()>,
     tmp: PathBuf,
     path: PathBuf,
 }
@@ -116,26 +184,17 @@ impl<T: Send + 'static> PartFile<T> {
         let mut writer =
             ArrowWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, Some(props))
                 .map_err(|e| ExportError::parquet(&tmp, e))?;
-        let (tx, rx) = sync_channel::<T>(QUEUE);
         let name = tmp.clone();
-        let worker = std::thread::Builder::new()
-            .name(format!("parquet-{table}"))
-            .spawn(move || {
-                for item in rx {
-                    let b = convert(item).map_err(|e| ExportError::parquet(&name, e))?;
-                    writer
-                        .write(&b)
-                        .map_err(|e| ExportError::parquet(&name, e))?;
-                }
-                close(writer, &name)
-            })
-            .map_err(|e| ExportError::io(&tmp, e))?;
-        Ok(PartFile {
-            tx: Some(tx),
-            worker: Some(worker),
-            tmp,
-            path,
-        })
+        let worker = Worker::start(format!("parquet-{table}"), &tmp, QUEUE, move |rx| {
+            for item in rx {
+                let b = convert(item).map_err(|e| ExportError::parquet(&name, e))?;
+                writer
+                    .write(&b)
+                    .map_err(|e| ExportError::parquet(&name, e))?;
+            }
+            close(writer, &name)
+        })?;
+        Ok(PartFile { worker, tmp, path })
     }
 
     /// Append a batch (rows go to the current row group; a full row group is written out).
@@ -144,28 +203,7 @@ impl<T: Send + 'static> PartFile<T> {
     /// Encoding or I/O errors, naming the file (the writer thread's, reported at the next
     /// batch).
     pub fn write(&mut self, batch: T) -> Result<(), ExportError> {
-        let Some(tx) = &self.tx else {
-            return Ok(());
-        };
-        if tx.send(batch).is_err() {
-            // The writer thread stopped on an error: report it.
-            self.tx = None;
-            return self.join();
-        }
-        Ok(())
-    }
-
-    /// Wait for the writer thread; its result.
-    fn join(&mut self) -> Result<(), ExportError> {
-        self.tx = None;
-        match self.worker.take().map(JoinHandle::join) {
-            Some(Ok(r)) => r,
-            Some(Err(_)) => Err(ExportError::io(
-                &self.tmp,
-                io::Error::other("the Parquet writer thread panicked"),
-            )),
-            None => Ok(()),
-        }
+        self.worker.send(batch)
     }
 
     /// Write the footer and move the file to its final name (replacing an earlier export of
@@ -174,7 +212,7 @@ impl<T: Send + 'static> PartFile<T> {
     /// # Errors
     /// Encoding or I/O errors, naming the file.
     pub fn finish(mut self) -> Result<PathBuf, ExportError> {
-        let done = self.join().and_then(|()| {
+        let done = self.worker.join().and_then(|()| {
             fs::rename(&self.tmp, &self.path).map_err(|e| ExportError::io(&self.path, e))
         });
         if done.is_err() {
@@ -226,10 +264,11 @@ fn close(w: ArrowWriter<BufWriter<File>>, tmp: &Path) -> Result<(), ExportError>
 impl<T: Send + 'static> Drop for PartFile<T> {
     /// An unfinished file (an error, or a run stopped early) is removed.
     fn drop(&mut self) {
-        if self.worker.is_some() {
-            let _ = self.join();
-            let _ = fs::remove_file(&self.tmp);
+        if self.worker.running() {
+            let _ = self.worker.join();
         }
+        // Gone already when the file was finished and renamed.
+        let _ = fs::remove_file(&self.tmp);
     }
 }
 

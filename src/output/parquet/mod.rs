@@ -22,8 +22,6 @@ pub mod report;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{SyncSender, sync_channel};
-use std::thread::JoinHandle;
 
 use serde::Serialize;
 
@@ -289,8 +287,7 @@ fn write_table<R: Read>(
 /// on a thread of its own (flattening a message costs about as much as decoding a packet).
 struct Spill {
     path: PathBuf,
-    tx: Option<SyncSender<Vec<Message>>>,
-    worker: Option<JoinHandle<Result<TableLayout, ExportError>>>,
+    worker: file::Worker<Vec<Message>, TableLayout>,
 }
 
 /// Batches of messages queued for the spill thread.
@@ -301,58 +298,28 @@ impl Spill {
         fs::create_dir_all(dir).map_err(|e| ExportError::io(dir, e))?;
         let path = dir.join(file::temp_name("messages.spill"));
         let f = File::create(&path).map_err(|e| ExportError::io(&path, e))?;
-        let (tx, rx) = sync_channel::<Vec<Message>>(SPILL_QUEUE);
         let name = path.clone();
-        let worker = std::thread::Builder::new()
-            .name("parquet-spill".to_string())
-            .spawn(move || {
-                let mut table = TableSpill::new(BufWriter::with_capacity(1 << 16, f));
-                for batch in rx {
-                    for m in &batch {
-                        table.push(m).map_err(|e| ExportError::io(&name, e))?;
-                    }
+        let worker = file::Worker::start("parquet-spill".into(), &path, SPILL_QUEUE, move |rx| {
+            let mut table = TableSpill::new(BufWriter::with_capacity(1 << 16, f));
+            for batch in rx {
+                for m in &batch {
+                    table.push(m).map_err(|e| ExportError::io(&name, e))?;
                 }
-                let (mut out, layout) = table.finish();
-                out.flush().map_err(|e| ExportError::io(&name, e))?;
-                Ok(layout)
-            })
-            .map_err(|e| ExportError::io(&path, e))?;
-        Ok(Spill {
-            path,
-            tx: Some(tx),
-            worker: Some(worker),
-        })
+            }
+            let (mut out, layout) = table.finish();
+            out.flush().map_err(|e| ExportError::io(&name, e))?;
+            Ok(layout)
+        })?;
+        Ok(Spill { path, worker })
     }
 
     fn push(&mut self, msgs: Vec<Message>) -> Result<(), ExportError> {
-        let Some(tx) = &self.tx else {
-            return Ok(());
-        };
-        if tx.send(msgs).is_err() {
-            // The thread stopped on an error: report it.
-            return self.join().map(|_| ());
-        }
-        Ok(())
-    }
-
-    fn join(&mut self) -> Result<TableLayout, ExportError> {
-        self.tx = None;
-        match self.worker.take().map(JoinHandle::join) {
-            Some(Ok(r)) => r,
-            Some(Err(_)) => Err(ExportError::io(
-                &self.path,
-                io::Error::other("the message spill thread panicked"),
-            )),
-            None => Err(ExportError::io(
-                &self.path,
-                io::Error::other("message spill closed twice"),
-            )),
-        }
+        self.worker.send(msgs)
     }
 
     /// Flush and close; the path to read back and the messages' columns.
     fn close(&mut self) -> Result<(PathBuf, TableLayout), ExportError> {
-        let layout = self.join()?;
+        let layout = self.worker.join()?;
         Ok((self.path.clone(), layout))
     }
 }
@@ -360,9 +327,10 @@ impl Spill {
 impl Drop for Spill {
     /// A spill never read back (an error before `finish`) is removed.
     fn drop(&mut self) {
-        if self.worker.is_some() {
-            let _ = self.join();
-            let _ = fs::remove_file(&self.path);
+        if self.worker.running() {
+            let _ = self.worker.join();
         }
+        // Gone already when it was read back.
+        let _ = fs::remove_file(&self.path);
     }
 }
