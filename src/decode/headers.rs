@@ -153,6 +153,18 @@ pub enum AethKind {
     Reserved,
 }
 
+impl AethKind {
+    /// JSON / Parquet name of the syndrome type: `ack`, `rnr_nak`, `nak` or `reserved`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AethKind::Ack { .. } => "ack",
+            AethKind::RnrNak { .. } => "rnr_nak",
+            AethKind::Nak(_) => "nak",
+            AethKind::Reserved => "reserved",
+        }
+    }
+}
+
 /// NAK codes (AETH syndrome `011xxxxx`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NakCode {

@@ -248,6 +248,17 @@ pub enum UncheckedReason {
     NoRule,
 }
 
+impl UncheckedReason {
+    /// JSON / Parquet name: `truncated`, `malformed` or `no-rule`.
+    pub fn name(self) -> &'static str {
+        match self {
+            UncheckedReason::Truncated => "truncated",
+            UncheckedReason::Malformed => "malformed",
+            UncheckedReason::NoRule => "no-rule",
+        }
+    }
+}
+
 /// ICRC trailer (4 bytes, transmitted least-significant byte first) and its verification.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Icrc {

@@ -14,7 +14,6 @@ use super::{FrameCtx, Printer};
 use crate::decode::encap::GreInfo;
 use crate::decode::{
     AethKind, Encap, EncapKind, Frame, FrameKind, IcrcStatus, OtherKind, RocePacket,
-    UncheckedReason,
 };
 
 /// The NDJSON printer. `out` needs no buffering: lines collect in the printer's own buffer.
@@ -331,14 +330,7 @@ fn roce(o: &mut Obj<'_>, p: &RocePacket<'_>) {
     let mut x = o.obj("icrc");
     x.name("status", p.icrc.status_name());
     if let IcrcStatus::Unchecked(r) = p.icrc.status {
-        x.name(
-            "reason",
-            match r {
-                UncheckedReason::Truncated => "truncated",
-                UncheckedReason::Malformed => "malformed",
-                UncheckedReason::NoRule => "no-rule",
-            },
-        );
+        x.name("reason", r.name());
     }
     x.opt_u("value", p.icrc.value.map(u64::from));
     x.opt_u("expected", p.icrc.expected.map(u64::from));
@@ -394,27 +386,18 @@ fn ext(o: &mut Obj<'_>, p: &RocePacket<'_>) {
     if let Some(a) = &e.aeth {
         let mut x = o.obj("aeth");
         x.u("syndrome", a.syndrome as u64);
-        match a.kind() {
-            AethKind::Ack { code, credits } => {
-                x.name("kind", "ack");
-                x.u("value", code as u64);
-                x.opt_u("credits", credits.map(u64::from));
-            }
-            AethKind::RnrNak { code, timer_us } => {
-                x.name("kind", "rnr_nak");
-                x.u("value", code as u64);
+        let kind = a.kind();
+        x.name("kind", kind.name());
+        // The 5 bits after the syndrome type: credit code, RNR timer code or NAK code.
+        x.u("value", (a.syndrome & 0x1f) as u64);
+        match kind {
+            AethKind::Ack { credits, .. } => x.opt_u("credits", credits.map(u64::from)),
+            AethKind::RnrNak { timer_us, .. } => {
                 x.key("rnr_timer_ms")
                     .fmt(format_args!("{}", timer_us as f64 / 1000.0));
             }
-            AethKind::Nak(c) => {
-                x.name("kind", "nak");
-                x.u("value", (a.syndrome & 0x1f) as u64);
-                x.name("nak", c.name());
-            }
-            AethKind::Reserved => {
-                x.name("kind", "reserved");
-                x.u("value", (a.syndrome & 0x1f) as u64);
-            }
+            AethKind::Nak(c) => x.name("nak", c.name()),
+            AethKind::Reserved => {}
         }
         x.u("msn", a.msn as u64);
         x.close();

@@ -17,9 +17,7 @@ use arrow_array::{
 };
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef, TimeUnit};
 
-use crate::decode::{
-    Address, AethKind, Encap, IcrcStatus, LinkSummary, RocePacket, UncheckedReason,
-};
+use crate::decode::{Address, AethKind, Encap, IcrcStatus, LinkSummary, RocePacket};
 
 /// The Arrow type of `ts`: ns since the Unix epoch, UTC (Parquet `TIMESTAMP(NANOS, true)`).
 fn ts_type() -> DataType {
@@ -47,6 +45,30 @@ impl FromIterator<Option<i64>> for UtcTimestamps {
 }
 
 impl Column for UtcTimestamps {
+    fn into_column(self) -> ArrayRef {
+        Arc::new(self.0)
+    }
+}
+
+/// An address column: each address as `read --json` writes it, formatted once per run of
+/// recent ones (most packets repeat the two ends of a few flows).
+struct Addresses(StringArray);
+
+impl FromIterator<Option<Address>> for Addresses {
+    fn from_iter<I: IntoIterator<Item = Option<Address>>>(it: I) -> Self {
+        let mut cache = AddrCache::default();
+        let mut b = StringBuilder::new();
+        for a in it {
+            match a {
+                Some(a) => b.append_value(cache.text(&a)),
+                None => b.append_null(),
+            }
+        }
+        Addresses(b.finish())
+    }
+}
+
+impl Column for Addresses {
     fn into_column(self) -> ArrayRef {
         Arc::new(self.0)
     }
@@ -82,6 +104,8 @@ columns! {
         |r| r.inner_vlan().and(r.link.inner_vlan_pcp);
     encap: StringArray = DataType::Utf8, true, |r| r.encap.as_deref();
     roce: StringArray = DataType::Utf8, false, |r| Some(r.p.version.name());
+    src: Addresses = DataType::Utf8, false, |r| Some(r.p.src);
+    dst: Addresses = DataType::Utf8, false, |r| Some(r.p.dst);
     ecn: StringArray = DataType::Utf8, true, |r| r.p.ecn.map(|e| e.name());
     dscp: UInt8Array = DataType::UInt8, true, |r| r.p.dscp;
     hop_limit: UInt8Array = DataType::UInt8, true, |r| r.p.hop_limit;
@@ -100,6 +124,8 @@ columns! {
     grh_pay_len: UInt16Array = DataType::UInt16, true, |r| r.p.grh.map(|g| g.pay_len);
     grh_next_hdr: UInt8Array = DataType::UInt8, true, |r| r.p.grh.map(|g| g.next_hdr);
     grh_hop_limit: UInt8Array = DataType::UInt8, true, |r| r.p.grh.map(|g| g.hop_limit);
+    grh_sgid: Addresses = DataType::Utf8, true, |r| r.p.grh.map(|g| Address::Gid(g.sgid));
+    grh_dgid: Addresses = DataType::Utf8, true, |r| r.p.grh.map(|g| Address::Gid(g.dgid));
     bth_opcode: UInt8Array = DataType::UInt8, true, |r| r.p.bth.map(|t| t.opcode.0);
     bth_opcode_name: StringArray = DataType::Utf8, true, |r| r.p.bth.map(|t| t.opcode.token());
     bth_se: BooleanArray = DataType::Boolean, true, |r| r.p.bth.map(|t| t.se);
@@ -148,30 +174,14 @@ columns! {
     truncated: BooleanArray = DataType::Boolean, false, |r| Some(r.p.truncated);
 }
 
-/// Column names and types of the columns that are text made from addresses, in schema order
-/// after `roce` (see [`PacketRows::take_batch`]).
-const ADDRESS_COLUMNS: [&str; 4] = ["src", "dst", "grh_sgid", "grh_dgid"];
-
 /// The `packets` table's Arrow schema (column names and types as documented in README):
-/// `capture`, `host`, then the columns of the packet, the four address columns after `roce`.
+/// `capture`, `host`, then the columns of the packet.
 pub fn schema() -> SchemaRef {
     let mut f = vec![
         Field::new("capture", DataType::Utf8, false),
         Field::new("host", DataType::Utf8, false),
     ];
-    let mut rest = fields();
-    let at = rest
-        .iter()
-        .position(|c| c.name() == "roce")
-        .map_or(0, |i| i + 1);
-    let addr = ADDRESS_COLUMNS.iter().map(|n| {
-        let nullable = n.starts_with("grh");
-        Field::new(*n, DataType::Utf8, nullable)
-    });
-    let tail = rest.split_off(at);
-    f.extend(rest);
-    f.extend(addr);
-    f.extend(tail);
+    f.extend(fields());
     Arc::new(Schema::new(f))
 }
 
@@ -233,36 +243,28 @@ impl PacketRow {
     }
 
     fn aeth(&self) -> Option<AethText> {
-        let a = self.p.ext.aeth?;
-        let t = |kind| AethText {
-            kind,
-            credits: None,
-            rnr_timer_ms: None,
-            nak: None,
-        };
-        Some(match a.kind() {
-            AethKind::Ack { credits, .. } => AethText {
-                credits,
-                ..t("ack")
+        let k = self.p.ext.aeth?.kind();
+        Some(AethText {
+            kind: k.name(),
+            credits: match k {
+                AethKind::Ack { credits, .. } => credits,
+                _ => None,
             },
-            AethKind::RnrNak { timer_us, .. } => AethText {
-                rnr_timer_ms: Some(timer_us as f64 / 1000.0),
-                ..t("rnr_nak")
+            rnr_timer_ms: match k {
+                AethKind::RnrNak { timer_us, .. } => Some(timer_us as f64 / 1000.0),
+                _ => None,
             },
-            AethKind::Nak(c) => AethText {
-                nak: Some(c.name()),
-                ..t("nak")
+            nak: match k {
+                AethKind::Nak(c) => Some(c.name()),
+                _ => None,
             },
-            AethKind::Reserved => t("reserved"),
         })
     }
 }
 
 fn icrc_reason(p: &RocePacket<'_>) -> Option<&'static str> {
     match p.icrc.status {
-        IcrcStatus::Unchecked(UncheckedReason::Truncated) => Some("truncated"),
-        IcrcStatus::Unchecked(UncheckedReason::Malformed) => Some("malformed"),
-        IcrcStatus::Unchecked(UncheckedReason::NoRule) => Some("no-rule"),
+        IcrcStatus::Unchecked(r) => Some(r.name()),
         _ => None,
     }
 }
@@ -327,38 +329,8 @@ pub fn batch(
         )))
     };
     let mut cols = vec![constant(capture), constant(host)];
-    let mut rest = arrays(rows);
-    let roce = 1 + fields()
-        .iter()
-        .position(|c| c.name() == "roce")
-        .unwrap_or(0);
-    let tail = rest.split_off(roce.min(rest.len()));
-    cols.extend(rest);
-    cols.extend(address_columns(rows));
-    cols.extend(tail);
+    cols.extend(arrays(rows));
     RecordBatch::try_new(schema.clone(), cols)
-}
-
-/// `src`, `dst`, `grh_sgid`, `grh_dgid` (as `read --json` writes addresses), each address
-/// formatted once per run of equal ones.
-fn address_columns(rows: &[PacketRow]) -> [ArrayRef; 4] {
-    let mut cache = AddrCache::default();
-    let mut text = |get: &dyn Fn(&PacketRow) -> Option<Address>| -> ArrayRef {
-        let mut b = StringBuilder::with_capacity(rows.len(), rows.len() * 12);
-        for r in rows {
-            match get(r) {
-                Some(a) => b.append_value(cache.text(&a)),
-                None => b.append_null(),
-            }
-        }
-        Arc::new(b.finish())
-    };
-    [
-        text(&|r| Some(r.p.src)),
-        text(&|r| Some(r.p.dst)),
-        text(&|r| r.p.grh.map(|g| Address::Gid(g.sgid))),
-        text(&|r| r.p.grh.map(|g| Address::Gid(g.dgid))),
-    ]
 }
 
 /// The text of the last few addresses seen (as `read --json` writes them).
