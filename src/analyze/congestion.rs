@@ -8,6 +8,7 @@
 
 use super::stats::Samples;
 use serde::Serialize;
+use std::sync::LazyLock;
 
 /// Most recent (timestamp, cumulative bytes) points kept per flow for the "rate before" window.
 const RING: usize = 64;
@@ -215,14 +216,7 @@ pub struct Reaction {
 }
 
 /// The reaction of a flow without CNPs or NAKs.
-static NO_REACTION: Reaction = Reaction {
-    ce_to_cnp: Samples::new(),
-    last_cnp: None,
-    cnp_gap: Samples::new(),
-    last_nak: None,
-    lone_cnp: None,
-    cnps_with_nak: 0,
-};
+static NO_REACTION: LazyLock<Reaction> = LazyLock::new(Reaction::default);
 
 impl Congestion {
     /// The CNP reaction state (all empty until a CNP or NAK).

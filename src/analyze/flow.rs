@@ -16,6 +16,7 @@ use super::report::CountBytes;
 use super::stats::Samples;
 use crate::decode::{Address, Transport};
 use std::collections::VecDeque;
+use std::sync::LazyLock;
 
 /// Flow key: (source, destination, DestQP), and the mirror session under `--encap-session`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,33 +191,7 @@ pub struct FlowCold {
 }
 
 /// The cold state of a flow that has none.
-static NO_COLD: FlowCold = FlowCold {
-    naks: [0; 5],
-    naks_reserved: 0,
-    rnr_naks: 0,
-    rnr_timer_us: Samples::new(),
-    resp_psn: PsnTracker::new(),
-    error: None,
-    after_error: 0,
-    responses_unmatched: 0,
-    responses_duplicate: 0,
-    unexplained_naks: 0,
-    read_reissues: 0,
-    reads_without_pmtu: 0,
-    ud_unseen: (0, 0),
-    ud_duplicates: 0,
-    last_nak: None,
-    last_rnr: None,
-    open_gaps: VecDeque::new(),
-    retx_psn: None,
-    nak_retransmissions: 0,
-    rnr_retransmissions: 0,
-    timeouts: 0,
-    nak_delay: Samples::new(),
-    retx_delay: Samples::new(),
-    timeout_delay: Samples::new(),
-    rnr_delay: Samples::new(),
-};
+static NO_COLD: LazyLock<FlowCold> = LazyLock::new(FlowCold::default);
 
 /// All per-flow state.
 #[derive(Clone, Debug)]

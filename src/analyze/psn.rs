@@ -92,20 +92,6 @@ pub struct PsnTracker {
 }
 
 impl PsnTracker {
-    /// Nothing tracked yet.
-    pub const fn new() -> PsnTracker {
-        PsnTracker {
-            first: None,
-            last: 0,
-            expected: 0,
-            slack: 0,
-            gap_events: 0,
-            missing: 0,
-            retransmitted: 0,
-            packets: 0,
-        }
-    }
-
     /// Account one tracked packet with `psn` that consumes `advance` PSNs (≥ 1) and leaves
     /// `slack` extra PSNs of tolerance. `restart` marks a READ RESPONSE FIRST/ONLY, which may
     /// jump forward without a gap.
