@@ -950,3 +950,51 @@ fn meaningless_requests_are_refused() {
     }
     assert!(!png.exists() && !jpg.exists());
 }
+
+/// A full disk on standard output is an error (exit 1, one line, no Rust `(os error N)`), for
+/// `read` and for `export`'s per-file lines; a dataset folder that cannot be created says so.
+#[test]
+fn output_and_folder_errors_are_one_plain_line() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full");
+        return;
+    }
+    let dir = tmp();
+    let wb = sample("write_bw.pcap");
+    let wb = wb.to_str().unwrap();
+    let pq = dir.path().join("pq");
+    for args in [
+        vec!["read", wb],
+        vec!["export", wb, "--parquet", pq.to_str().unwrap()],
+    ] {
+        let full = std::fs::File::create("/dev/full").unwrap();
+        let out = StdCommand::new(env!("CARGO_BIN_EXE_roce-inspect"))
+            .args(&args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("roce-inspect: writing output: "),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("os error"), "{args:?}: {stderr}");
+    }
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let below = file.join("sub");
+    let (code, _, stderr) = run(&["export", wb, "--parquet", below.to_str().unwrap()]);
+    assert_one_line_error(
+        code,
+        &stderr,
+        below.to_str().unwrap(),
+        "folder under a file",
+    );
+    assert!(
+        stderr.contains("cannot create the dataset folder"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("os error"), "{stderr}");
+}

@@ -82,9 +82,16 @@ pub fn export(a: &ExportArgs) -> Result<Outcome> {
     if a.parquet.exists() && !a.parquet.is_dir() {
         anyhow::bail!("{}: not a directory", a.parquet.display());
     }
-    std::fs::create_dir_all(&a.parquet).with_context(|| a.parquet.display().to_string())?;
+    std::fs::create_dir_all(&a.parquet).map_err(|e| {
+        anyhow!(
+            "{}: cannot create the dataset folder: {}",
+            a.parquet.display(),
+            crate::output::io_text(&e)
+        )
+    })?;
     let mut progress = Progress::for_files(&a.files);
     let mut failed = Vec::new();
+    let mut out_err: Option<std::io::Error> = None;
     for f in &a.files {
         let name = capture_name(f);
         progress.next_file(f, &name);
@@ -94,8 +101,13 @@ pub fn export(a: &ExportArgs) -> Result<Outcome> {
                     "{name}: {} packets, {} flows, {} connections, {} messages, {} gaps",
                     c.packets, c.flows, c.connections, c.messages, c.gaps
                 );
-                // A closed stdout only loses these lines: the export goes on.
-                let _ = progress.println(&line);
+                // A closed stdout only loses these lines: the export goes on. Another output
+                // error (a full disk) is reported at the end, after the files are written.
+                if let Err(e) = progress.println(&line)
+                    && e.kind() != std::io::ErrorKind::BrokenPipe
+                {
+                    out_err.get_or_insert(e);
+                }
             }
             Err(e) if a.files.len() == 1 => {
                 progress.finish();
@@ -108,6 +120,9 @@ pub fn export(a: &ExportArgs) -> Result<Outcome> {
         }
     }
     progress.finish();
+    if let Some(e) = out_err {
+        bail!("writing output: {}", crate::output::io_text(&e));
+    }
     if !failed.is_empty() {
         return Err(anyhow!(
             "{} of {} files not exported completely",

@@ -17,6 +17,16 @@ use std::io;
 
 use crate::decode::Frame;
 
+/// An I/O error as one line for a person: its description without Rust's ` (os error N)`
+/// suffix ("No such file or directory", "No space left on device").
+pub fn io_text(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) if s.ends_with(')') => s[..i].to_string(),
+        _ => s,
+    }
+}
+
 /// Per-frame facts from the source, shared by all printers.
 #[derive(Clone, Copy, Debug)]
 pub struct FrameCtx {
@@ -45,4 +55,18 @@ pub trait Printer {
     /// # Errors
     /// The writer's I/O error.
     fn flush(&mut self) -> io::Result<()>;
+}
+
+#[cfg(test)]
+mod io_text_tests {
+    use super::io_text;
+    use std::io;
+
+    #[test]
+    fn os_error_suffix_is_dropped() {
+        let e = io::Error::from_raw_os_error(2);
+        assert!(e.to_string().ends_with("(os error 2)"), "{e}");
+        assert_eq!(io_text(&e), "No such file or directory");
+        assert_eq!(io_text(&io::Error::other("spill closed")), "spill closed");
+    }
 }

@@ -53,7 +53,7 @@ pub const PACKET_BATCH_ROWS: usize = 1 << 11;
 pub enum ExportError {
     /// Creating, writing or renaming a file failed. (The cause is in the message itself, not a
     /// chained source, so that the one-line error does not repeat it.)
-    #[error("{path}: {err}")]
+    #[error("{path}: {}", crate::output::io_text(err))]
     Io {
         /// The file or folder.
         path: PathBuf,
