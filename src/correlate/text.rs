@@ -2,33 +2,23 @@
 
 use std::io::{self, Write};
 
-use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table, presets};
+use comfy_table::{Cell, Table};
 
 use super::report::{CorruptRow, LinkRow, PacketRow, Report};
 use super::stats::DelaySummary;
 use crate::decode::Opcode;
+use crate::output::fit::right;
 
+/// A report table with `header`.
 fn table(color: bool, header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled);
-    if color {
-        t.enforce_styling();
-    } else {
-        t.force_no_tty();
-    }
+    let mut t = crate::output::fit::table(color);
     t.set_header(header.iter().map(Cell::new));
     t
 }
 
-fn right(s: impl ToString) -> Cell {
-    Cell::new(s.to_string()).set_alignment(CellAlignment::Right)
-}
-
 /// A count, red when non-zero and `color`.
 fn bad(v: u64, color: bool) -> Cell {
-    let c = right(v);
-    if v > 0 && color { c.fg(Color::Red) } else { c }
+    crate::output::fit::num(v, true, color)
 }
 
 /// `ns` since the epoch as `YYYY-MM-DD hh:mm:ss.ffffff` UTC (civil-from-days, H. Hinnant's
@@ -116,7 +106,7 @@ pub fn write(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
         let mut t = table(color, &["src → dst", "only in", "packets"]);
         for s in &r.single_capture {
             t.add_row(vec![
-                Cell::new(format!("{} → {}", s.src, s.dst)),
+                Cell::new(pair(&s.src, &s.dst)),
                 Cell::new(names.get(&s.file)),
                 right(s.packets),
             ]);
@@ -202,7 +192,7 @@ fn links(r: &Report, names: &Names, out: &mut dyn Write, color: bool) -> io::Res
     );
     for l in &r.links {
         let mut row = vec![
-            Cell::new(format!("{} → {}", l.src, l.dst)),
+            Cell::new(link_name(l)),
             Cell::new(format!(
                 "{} → {}",
                 names.get(&l.upstream),
@@ -246,7 +236,24 @@ fn over_time(r: &Report, out: &mut dyn Write) -> io::Result<()> {
 }
 
 fn link_name(l: &LinkRow) -> String {
-    format!("{} → {}", l.src, l.dst)
+    pair(&l.src, &l.dst)
+}
+
+fn pair(src: &str, dst: &str) -> String {
+    format!("{src} → {dst}")
+}
+
+/// The columns that name a packet in the lost and corrupted tables.
+const PACKET_KEY: [&str; 4] = ["src → dst", "dest QP", "PSN", "opcode"];
+
+/// The cells of [`PACKET_KEY`].
+fn packet_key(src: &str, dst: &str, dest_qp: u32, psn: u32, opcode: u8) -> Vec<Cell> {
+    vec![
+        Cell::new(pair(src, dst)),
+        right(format!("{dest_qp:#08x}")),
+        right(psn),
+        Cell::new(Opcode(opcode).label()),
+    ]
 }
 
 fn packets(
@@ -261,26 +268,16 @@ fn packets(
     }
     let mut t = table(
         color,
-        &[
-            "src → dst",
-            "dest QP",
-            "PSN",
-            "opcode",
-            "seen in",
-            "frame",
-            "missing in",
-        ],
+        &[&PACKET_KEY[..], &["seen in", "frame", "missing in"]].concat(),
     );
     for p in v {
-        t.add_row(vec![
-            Cell::new(format!("{} → {}", p.src, p.dst)),
-            right(format!("{:#08x}", p.dest_qp)),
-            right(p.psn),
-            Cell::new(Opcode(p.opcode).label()),
+        let mut row = packet_key(&p.src, &p.dst, p.dest_qp, p.psn, p.opcode);
+        row.extend([
             Cell::new(names.get(&p.seen_in)),
             right(p.frame),
             Cell::new(names.get(&p.missing_in)),
         ]);
+        t.add_row(row);
     }
     writeln!(out, "\n{title}: {}\n{t}", v.len())
 }
@@ -289,23 +286,11 @@ fn corrupted(out: &mut dyn Write, names: &Names, color: bool, v: &[CorruptRow]) 
     if v.is_empty() {
         return Ok(());
     }
-    let mut t = table(
-        color,
-        &[
-            "src → dst",
-            "dest QP",
-            "PSN",
-            "opcode",
-            "upstream (frame)",
-            "downstream (frame)",
-        ],
-    );
+    let header = [&PACKET_KEY[..], &["upstream (frame)", "downstream (frame)"]].concat();
+    let mut t = table(color, &header);
     for p in v {
-        t.add_row(vec![
-            Cell::new(format!("{} → {}", p.src, p.dst)),
-            right(format!("{:#08x}", p.dest_qp)),
-            right(p.psn),
-            Cell::new(Opcode(p.opcode).label()),
+        let mut row = packet_key(&p.src, &p.dst, p.dest_qp, p.psn, p.opcode);
+        row.extend([
             Cell::new(format!("{} ({})", names.get(&p.upstream), p.frame_upstream)),
             Cell::new(format!(
                 "{} ({})",
@@ -313,6 +298,7 @@ fn corrupted(out: &mut dyn Write, names: &Names, color: bool, v: &[CorruptRow]) 
                 p.frame_downstream
             )),
         ]);
+        t.add_row(row);
     }
     writeln!(
         out,

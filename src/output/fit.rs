@@ -1,11 +1,42 @@
-//! Fitting report tables to the terminal (issue 14): on a terminal narrower than a table, the
-//! least important columns are hidden (the caller says which, and that `--wide` shows them all)
-//! and comfy-table's dynamic arrangement wraps what is left; piped to a file, tables keep their
+//! Report tables (of `read`'s reports and `correlate`'s): their style and cells, and fitting
+//! them to the terminal (issue 14): on a terminal narrower than a table, the least important
+//! columns are hidden (the caller says which, and that `--wide` shows them all) and
+//! comfy-table's dynamic arrangement wraps what is left; piped to a file, tables keep their
 //! full width.
 
 use std::io::{self, Write};
 
-use comfy_table::{Cell, ColumnConstraint, ContentArrangement, Table, Width};
+use comfy_table::{
+    Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Table, Width, presets,
+};
+
+/// An empty report table: UTF-8 borders, no wrapping, colour only when `color`.
+pub fn table(color: bool) -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    if color {
+        t.enforce_styling();
+    } else {
+        t.force_no_tty();
+    }
+    t
+}
+
+/// A right-aligned cell (numbers).
+pub fn right(s: impl ToString) -> Cell {
+    Cell::new(s.to_string()).set_alignment(CellAlignment::Right)
+}
+
+/// A count, right-aligned, red when `bad`, the value non-zero and `color`.
+pub fn num(v: u64, bad: bool, color: bool) -> Cell {
+    let c = right(v);
+    if bad && v > 0 && color {
+        c.fg(Color::Red)
+    } else {
+        c
+    }
+}
 
 /// The width of the terminal standard output is printed on, or `None` when it is not a
 /// terminal (a pipe or a file: full width).

@@ -9,7 +9,8 @@ use crate::analyze::Report;
 use crate::analyze::message::MessageStatus;
 use crate::analyze::report::{CountBytes, FlowReport, GapReport};
 use crate::analyze::stats::Stat;
-use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table, presets};
+use crate::output::fit::{num, right, table};
+use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table};
 use owo_colors::OwoColorize;
 use std::io::{self, Write};
 
@@ -43,32 +44,6 @@ fn fmt_bytes(b: u64) -> String {
 
 fn opt_stat(s: &Option<Stat>, f: impl Fn(&Stat) -> String) -> String {
     s.as_ref().map_or_else(|| "-".to_string(), f)
-}
-
-fn table(color: bool) -> Table {
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled);
-    if color {
-        t.enforce_styling();
-    } else {
-        t.force_no_tty();
-    }
-    t
-}
-
-/// A numeric cell, right-aligned, red when `bad` and the value is non-zero.
-fn num(v: u64, bad: bool, color: bool) -> Cell {
-    let c = Cell::new(v).set_alignment(CellAlignment::Right);
-    if bad && v > 0 && color {
-        c.fg(Color::Red)
-    } else {
-        c
-    }
-}
-
-fn right(s: impl ToString) -> Cell {
-    Cell::new(s.to_string()).set_alignment(CellAlignment::Right)
 }
 
 fn title(out: &mut dyn Write, s: &str, color: bool) -> io::Result<()> {
