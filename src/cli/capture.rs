@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use pcap::{ConnectionStatus, Device};
 
 use super::CaptureArgs;
-use super::capture_loop::{Ended, Stop, read_loop};
+use super::capture_loop::{Stop, read_loop, summary_line};
 use super::pipeline::{Outcome, Run, io_outcome};
 use crate::output::parquet::{ExportTarget, Exporter};
 use crate::source::live::{self, LiveError, LiveOptions, LiveSource, OFFLOAD_NOTE, Stats};
@@ -148,59 +148,26 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
         eprintln!("capture filter: {filter}");
     }
 
-    let Ended {
-        stop,
-        mut out_err,
-        read_err,
-    } = read_loop(&mut src, &mut run, &signals, deadline, live_out);
+    let mut ended = read_loop(&mut src, &mut run, &signals, deadline, live_out);
 
     // Stop: flush everything, then report.
-    let closed = stop == Stop::OutputClosed;
-    if !closed && out_err.is_none() {
-        match io_outcome(run.finish()) {
-            Ok(_) => {}
-            Err(e) => out_err = Some(e),
-        }
-    }
-    let save_err = src.flush_savefile().err();
+    ended.finish_run(&mut run);
+    let save_err = src.flush_savefile().err().map(anyhow::Error::from);
     let stats = src.stats().ok();
 
-    report(&run, &src, stats, stop, a.write.as_deref());
+    report(&run, &src, stats, ended.stop, a.write.as_deref());
     if let (Some(m), Some(f)) = (src.tag_miss(), &d.filter)
         && let Some(line) = m.message(f)
     {
         eprintln!("{line}");
     }
     drop(src); // closes the savefile (pcap_dump_close)
-
-    if let Some(e) = read_err {
-        return Err(e.context(format!("capture stopped after {} frames", run.frames())));
-    }
-    if let Some(e) = out_err {
-        return Err(e);
-    }
-    if let Some(e) = save_err {
-        return Err(e.into());
-    }
-    if closed {
-        return Ok(Outcome::ClosedPipe);
-    }
-    Ok(Outcome::Ok)
+    ended.outcome(run.frames(), save_err)
 }
 
 /// The end-of-capture report, on standard error.
 fn report(run: &Run, src: &LiveSource, stats: Option<Stats>, stop: Stop, savefile: Option<&str>) {
-    let mut line = format!(
-        "{} frames captured on {} ({} RoCE)",
-        run.frames(),
-        src.iface(),
-        run.roce_frames()
-    );
-    line.push_str(&format!("; stopped: {}", stop.text()));
-    if let Some(p) = savefile {
-        line.push_str(&format!("; saved to {p}"));
-    }
-    eprintln!("{line}");
+    eprintln!("{}", summary_line(run, src.iface(), stop, savefile));
     if let Some(s) = stats.filter(|s| s.dropped > 0 || s.if_dropped > 0) {
         eprintln!(
             "warning: libpcap dropped frames: {} because the capture buffer was full (ps_drop), \

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use super::pipeline::{Run, io_outcome};
+use super::pipeline::{Outcome, Run, io_outcome};
 use crate::source::live::{LiveSource, Next};
 
 /// Why a capture stopped.
@@ -96,6 +96,54 @@ pub struct Ended {
     pub out_err: Option<anyhow::Error>,
     /// A read error.
     pub read_err: Option<anyhow::Error>,
+}
+
+impl Ended {
+    /// Finish the run's output (the report, the last lines) unless it was closed or failed,
+    /// keeping the first output error.
+    pub fn finish_run(&mut self, run: &mut Run) {
+        if self.stop != Stop::OutputClosed
+            && self.out_err.is_none()
+            && let Err(e) = io_outcome(run.finish())
+        {
+            self.out_err = Some(e);
+        }
+    }
+
+    /// The command's result once the capture report is printed: the read error first (after
+    /// `frames` frames), then the output's, then the savefile's (`save_err`); a closed output
+    /// ends quietly.
+    ///
+    /// # Errors
+    /// The first of those errors.
+    pub fn outcome(self, frames: u64, save_err: Option<anyhow::Error>) -> Result<Outcome> {
+        if let Some(e) = self.read_err {
+            return Err(e.context(format!("capture stopped after {frames} frames")));
+        }
+        if let Some(e) = self.out_err.or(save_err) {
+            return Err(e);
+        }
+        Ok(if self.stop == Stop::OutputClosed {
+            Outcome::ClosedPipe
+        } else {
+            Outcome::Ok
+        })
+    }
+}
+
+/// The first line of the end-of-capture report: frames captured on `on`, why it stopped and
+/// the savefile.
+pub fn summary_line(run: &Run, on: &str, stop: Stop, savefile: Option<&str>) -> String {
+    let mut line = format!(
+        "{} frames captured on {on} ({} RoCE); stopped: {}",
+        run.frames(),
+        run.roce_frames(),
+        stop.text()
+    );
+    if let Some(p) = savefile {
+        line.push_str(&format!("; saved to {p}"));
+    }
+    line
 }
 
 /// Why to stop after an output result, if at all: a closed pipe ends quietly, another error

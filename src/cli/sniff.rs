@@ -90,11 +90,9 @@ pub fn capture(a: &CaptureArgs, _live_out: bool) -> Result<Outcome> {
 pub fn capture(a: &CaptureArgs, live_out: bool) -> Result<Outcome> {
     use std::time::{Duration, Instant};
 
-    use anyhow::Context;
-
     use super::capture::install_stop_handler;
-    use super::capture_loop::{Ended, Stop, read_loop};
-    use super::pipeline::{Run, io_outcome};
+    use super::capture_loop::{read_loop, summary_line};
+    use super::pipeline::Run;
     use crate::decode::LinkType;
     use crate::source::live::{LiveError, default_filter};
     use crate::source::sniffer::verbs::RdmaSniffer;
@@ -140,29 +138,16 @@ pub fn capture(a: &CaptureArgs, live_out: bool) -> Result<Outcome> {
     {
         eprintln!("capture filter (applied in user space): {e}");
     }
-    let Ended {
-        stop,
-        mut out_err,
-        read_err,
-    } = read_loop(&mut src, &mut run, &signals, deadline, live_out);
-    let closed = stop == Stop::OutputClosed;
-    if !closed && out_err.is_none() {
-        if let Err(e) = io_outcome(run.finish()) {
-            out_err = Some(e);
-        }
-    }
-    let save_err = src.flush_savefile().err();
-    let mut line = format!(
-        "{} frames captured on {} ({} RoCE); stopped: {}",
-        run.frames(),
-        src.name(),
-        run.roce_frames(),
-        stop.text()
+    let mut ended = read_loop(&mut src, &mut run, &signals, deadline, live_out);
+    ended.finish_run(&mut run);
+    let save_err = src
+        .flush_savefile()
+        .err()
+        .map(|m| anyhow::anyhow!(m).context("writing the savefile"));
+    eprintln!(
+        "{}",
+        summary_line(&run, &src.name(), ended.stop, a.write.as_deref())
     );
-    if let Some(p) = &a.write {
-        line.push_str(&format!("; saved to {p}"));
-    }
-    eprintln!("{line}");
     eprintln!("{}", src.report());
     if let (Some(m), Some(f)) = (src.tag_miss(), &d.filter)
         && let Some(l) = m.message(f)
@@ -170,20 +155,7 @@ pub fn capture(a: &CaptureArgs, live_out: bool) -> Result<Outcome> {
         eprintln!("{l}");
     }
     drop(src);
-    if let Some(e) = read_err {
-        return Err(e.context(format!("capture stopped after {} frames", run.frames())));
-    }
-    if let Some(e) = out_err {
-        return Err(e);
-    }
-    if let Some(m) = save_err {
-        return Err(anyhow::anyhow!(m)).context("writing the savefile");
-    }
-    Ok(if closed {
-        Outcome::ClosedPipe
-    } else {
-        Outcome::Ok
-    })
+    ended.outcome(run.frames(), save_err)
 }
 
 #[cfg(test)]
