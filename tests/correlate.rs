@@ -357,10 +357,7 @@ fn tshark_packets(path: &str) -> Packets {
             "infiniband.bth.opcode",
         ],
     );
-    let num = |s: &str| match s.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16).unwrap(),
-        None => s.parse().unwrap(),
-    };
+    let num = common::tshark_num;
     let mut m: HashMap<_, HashMap<_, usize>> = HashMap::new();
     for r in rows {
         let key = (num(&r[2]), num(&r[3]), num(&r[4]));

@@ -159,43 +159,6 @@ const FIELDS: &[&str] = &[
     "infiniband.invariant.crc",
 ];
 
-fn tshark(path: &str, extra: &[&str]) -> Vec<Vec<String>> {
-    let mut cmd = Command::new("tshark");
-    cmd.args(["-r", path, "-n", "-T", "fields"])
-        .args(["--disable-protocol", "rpcordma"])
-        .args(["--disable-protocol", "infiniband.eoib"])
-        .args(extra)
-        .args([
-            "-E",
-            "separator=/t",
-            "-E",
-            "aggregator=;",
-            "-E",
-            "occurrence=a",
-        ]);
-    for f in FIELDS {
-        cmd.args(["-e", f]);
-    }
-    let out = cmd.output().expect("tshark must be installed (make deps)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| l.split('\t').map(str::to_string).collect())
-        .collect()
-}
-
-fn num(s: &str) -> u64 {
-    match s.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16).unwrap(),
-        None => s.parse().unwrap(),
-    }
-}
-
 /// Our values for the tshark fields of one frame, in the same form (`;`-joined decimal).
 fn expected_from_ours(v: &Value) -> Vec<String> {
     let layer = &v["encap"][0];
@@ -295,7 +258,7 @@ fn normalise(row: &[String]) -> Vec<String> {
                 return c.clone();
             }
             c.split(';')
-                .map(|x| num(x).to_string())
+                .map(|x| common::tshark_num(x).to_string())
                 .collect::<Vec<_>>()
                 .join(";")
         })
@@ -397,7 +360,7 @@ fn fields_equal_tshark() {
         let frames = inner_frames(inner_vlan);
         let path = write(d.path(), &format!("{name}.pcap"), &wrapped(&frames, &t, &c));
         let ours = json_lines(&path);
-        let theirs = tshark(&path, &[]);
+        let theirs = common::tshark_all(Path::new(&path), FIELDS);
         assert_eq!(ours.len(), frames.len(), "{name}");
         assert_eq!(theirs.len(), frames.len(), "{name}");
         for (o, t) in ours.iter().zip(&theirs) {

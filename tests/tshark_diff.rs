@@ -179,40 +179,9 @@ fn tshark_available() -> bool {
 type Row = BTreeMap<&'static str, Vec<String>>;
 
 fn run_tshark(file: &Path) -> BTreeMap<u64, Row> {
-    let mut cmd = Command::new("tshark");
-    cmd.arg("-r")
-        .arg(file)
-        // rpcordma: the captures README's flag (its heuristic marks 4-byte SENDs malformed).
-        // infiniband.eoib: the Mellanox EoIB payload heuristic claims some zero-length UD
-        // SENDs of the synthetic capture, throws, and tshark then omits the ICRC field.
-        .args(["--disable-protocol", "rpcordma"])
-        .args(["--disable-protocol", "infiniband.eoib"])
-        .args(["-n", "-T", "fields"])
-        // Tab between fields, `;` between occurrences of one field (the default `,` would
-        // collide with the separator).
-        .args([
-            "-E",
-            "separator=/t",
-            "-E",
-            "aggregator=;",
-            "-E",
-            "occurrence=a",
-        ]);
-    for f in FIELDS {
-        cmd.args(["-e", f]);
-    }
-    let out = cmd.output().expect("running tshark");
-    assert!(
-        out.status.success(),
-        "tshark failed on {}: {}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).expect("tshark output is UTF-8");
     let mut rows = BTreeMap::new();
-    for line in text.lines() {
-        let cols: Vec<&str> = line.split('\t').collect();
-        assert_eq!(cols.len(), FIELDS.len(), "tshark row: {line:?}");
+    for cols in common::tshark_all(file, FIELDS) {
+        assert_eq!(cols.len(), FIELDS.len(), "tshark row: {cols:?}");
         let mut row = Row::new();
         for (f, c) in FIELDS.iter().zip(cols) {
             if !c.is_empty() {
@@ -225,7 +194,7 @@ fn run_tshark(file: &Path) -> BTreeMap<u64, Row> {
         {
             continue;
         }
-        let n = parse_num(&row["frame.number"][0]);
+        let n = common::tshark_num(&row["frame.number"][0]);
         rows.insert(n, row);
     }
     rows
@@ -263,16 +232,6 @@ fn run_ours(file: &Path) -> BTreeMap<u64, Value> {
         assert!(frames.insert(n, v).is_none(), "frame {n} printed twice");
     }
     frames
-}
-
-/// A tshark number: decimal, or hex with `0x`.
-fn parse_num(s: &str) -> u64 {
-    let s = s.trim();
-    if let Some(h) = s.strip_prefix("0x") {
-        u64::from_str_radix(h, 16).unwrap_or_else(|e| panic!("{s:?}: {e}"))
-    } else {
-        s.parse().unwrap_or_else(|e| panic!("{s:?}: {e}"))
-    }
 }
 
 /// `frame.time_epoch` (`1781684412.357518000`, nanosecond digits) as integer ns.
@@ -334,7 +293,7 @@ fn first<'r>(row: &'r Row, f: &str) -> Option<&'r str> {
 }
 
 fn num(row: &Row, f: &str) -> Option<u64> {
-    first(row, f).map(parse_num)
+    first(row, f).map(common::tshark_num)
 }
 
 fn flag(row: &Row, f: &str) -> Option<u64> {
@@ -371,7 +330,7 @@ fn compare_frame(c: &mut Cmp<'_>, t: &Row, o: &Value) {
     // (`inner_vlan`). tshark names an 802.1ad S-tag `ieee8021ad.*` and 802.1Q tags `vlan.*`.
     let all = |f: &str| -> Vec<u64> {
         t.get(f)
-            .map(|v| v.iter().map(|s| parse_num(s)).collect())
+            .map(|v| v.iter().map(|s| common::tshark_num(s)).collect())
             .unwrap_or_default()
     };
     let mut ids = all("ieee8021ad.id");

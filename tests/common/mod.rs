@@ -127,6 +127,55 @@ pub fn tshark_filter(path: &str, filter: &str, fields: &[&str]) -> Vec<Vec<Strin
         .collect()
 }
 
+/// Run tshark with `-T fields` for `fields` over every frame of `path`: one row per frame, its
+/// fields split on tabs, every occurrence of a field `;`-joined. Disables the two heuristic
+/// dissectors that misread RoCE: rpcordma (the captures README's flag: it marks 4-byte SENDs
+/// malformed) and infiniband.eoib (the Mellanox EoIB payload heuristic claims some zero-length
+/// UD SENDs, throws, and tshark then omits the ICRC field).
+pub fn tshark_all(path: &Path, fields: &[&str]) -> Vec<Vec<String>> {
+    let mut cmd = std::process::Command::new("tshark");
+    cmd.arg("-r")
+        .arg(path)
+        .args(["--disable-protocol", "rpcordma"])
+        .args(["--disable-protocol", "infiniband.eoib"])
+        .args(["-n", "-T", "fields"])
+        // Tab between fields, `;` between occurrences of one field (the default `,` would
+        // collide with the separator).
+        .args([
+            "-E",
+            "separator=/t",
+            "-E",
+            "aggregator=;",
+            "-E",
+            "occurrence=a",
+        ]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd.output().expect("tshark must be installed (make deps)");
+    assert!(
+        out.status.success(),
+        "tshark failed on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("tshark output is UTF-8")
+        .lines()
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect()
+}
+
+/// A tshark number: decimal, or hex with `0x`.
+pub fn tshark_num(s: &str) -> u64 {
+    let s = s.trim();
+    if let Some(h) = s.strip_prefix("0x") {
+        u64::from_str_radix(h, 16).unwrap_or_else(|e| panic!("{s:?}: {e}"))
+    } else {
+        s.parse().unwrap_or_else(|e| panic!("{s:?}: {e}"))
+    }
+}
+
 /// A project-made capture for the CLI tests, written to a temporary folder: the frames of the
 /// `write_bw` sample scenario with a perftest-like TCP exchange (10.0.0.1:18515 ↔ 10.0.0.2)
 /// before, among and after them, as a microsecond pcap (what tcpdump writes). Counts are known
