@@ -25,7 +25,7 @@ use std::sync::Arc;
 use arrow_array::builder::{
     BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt64Builder,
 };
-use arrow_array::{ArrayRef, NullArray, RecordBatch, RecordBatchOptions};
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use serde::Serialize;
 
@@ -71,12 +71,12 @@ impl Kind {
 
     fn data_type(self) -> DataType {
         match self {
-            Kind::Null => DataType::Null,
             Kind::Bool => DataType::Boolean,
             Kind::U64 => DataType::UInt64,
             Kind::I64 => DataType::Int64,
             Kind::F64 => DataType::Float64,
-            Kind::Str | Kind::Json => DataType::Utf8,
+            // Null: a key null in every row has no column (see `TableSpill::finish`).
+            Kind::Null | Kind::Str | Kind::Json => DataType::Utf8,
         }
     }
 }
@@ -401,7 +401,6 @@ fn json_text(l: &Leaf<'_>) -> String {
 
 /// One column's builder, by kind.
 enum Col {
-    Null(usize),
     Bool(BooleanBuilder),
     U64(UInt64Builder),
     I64(Int64Builder),
@@ -413,12 +412,11 @@ enum Col {
 impl Col {
     fn new(k: Kind) -> Col {
         match k {
-            Kind::Null => Col::Null(0),
             Kind::Bool => Col::Bool(BooleanBuilder::new()),
             Kind::U64 => Col::U64(UInt64Builder::new()),
             Kind::I64 => Col::I64(Int64Builder::new()),
             Kind::F64 => Col::F64(Float64Builder::new()),
-            Kind::Str => Col::Str(StringBuilder::new()),
+            Kind::Null | Kind::Str => Col::Str(StringBuilder::new()),
             Kind::Json => Col::Json(StringBuilder::new()),
         }
     }
@@ -427,7 +425,6 @@ impl Col {
     /// widened to hold every leaf of the column).
     fn push(&mut self, l: &Leaf<'_>) {
         match (self, l) {
-            (Col::Null(n), _) => *n += 1,
             (Col::Bool(b), Leaf::Bool(v)) => b.append_value(*v),
             (Col::U64(b), Leaf::U64(v)) => b.append_value(*v),
             (Col::I64(b), Leaf::U64(v)) => b.append_option(i64::try_from(*v).ok()),
@@ -448,7 +445,6 @@ impl Col {
 
     fn finish(&mut self) -> ArrayRef {
         match self {
-            Col::Null(n) => Arc::new(NullArray::new(std::mem::take(n))),
             Col::Bool(b) => Arc::new(b.finish()),
             Col::U64(b) => Arc::new(b.finish()),
             Col::I64(b) => Arc::new(b.finish()),
