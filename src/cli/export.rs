@@ -97,9 +97,14 @@ pub fn export(a: &ExportArgs) -> Result<Outcome> {
         progress.next_file(f, &name);
         match export_file(f, a, &mut progress) {
             Ok(c) => {
+                use crate::output::counted;
                 let line = format!(
-                    "{name}: {} packets, {} flows, {} connections, {} messages, {} gaps",
-                    c.packets, c.flows, c.connections, c.messages, c.gaps
+                    "{name}: {}, {}, {}, {}, {}",
+                    counted(c.packets, "packet"),
+                    counted(c.flows, "flow"),
+                    counted(c.connections, "connection"),
+                    counted(c.messages, "message"),
+                    counted(c.gaps, "gap")
                 );
                 // A closed stdout only loses these lines: the export goes on. Another output
                 // error (a full disk) is reported at the end, after the files are written.

@@ -483,15 +483,14 @@ pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome>
     }
     let unfiltered = d.filter.is_none() && d.qp.is_none() && d.opcode.is_none() && !d.all;
     if run.roce_frames() == 0 && run.frames() > 0 && unfiltered && run.print_packets() {
-        let n = run.frames();
-        let frames = if n == 1 { "frame" } else { "frames" };
+        let frames = crate::output::counted(run.frames(), "frame");
         // With -c N the RoCE traffic may simply come later in the file.
         let hint = if run.remaining() == Some(0) {
             "-c stopped the read there; --all lists every frame"
         } else {
             "RoCEv2 on a UDP port other than 4791? try --roce-port N; --all lists every frame"
         };
-        eprintln!("roce-inspect: {shown}: no RoCE packets in {n} {frames} ({hint})");
+        eprintln!("roce-inspect: {shown}: no RoCE packets in {frames} ({hint})");
     }
     Ok(Outcome::Ok)
 }

@@ -27,6 +27,16 @@ pub fn io_text(e: &io::Error) -> String {
     }
 }
 
+/// `n` and the English `noun`, plural unless `n` is 1 ("1 frame", "3 frames"); for nouns whose
+/// plural adds an `s`.
+pub fn counted(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// Per-frame facts from the source, shared by all printers.
 #[derive(Clone, Copy, Debug)]
 pub struct FrameCtx {
@@ -61,6 +71,13 @@ pub trait Printer {
 mod io_text_tests {
     use super::io_text;
     use std::io;
+
+    #[test]
+    fn counted_nouns() {
+        assert_eq!(super::counted(1, "frame"), "1 frame");
+        assert_eq!(super::counted(0, "gap"), "0 gaps");
+        assert_eq!(super::counted(2, "connection"), "2 connections");
+    }
 
     #[test]
     fn os_error_suffix_is_dropped() {
