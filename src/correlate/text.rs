@@ -1,19 +1,16 @@
-//! The text report of `correlate`: comfy-table tables, times in UTC, delays in µs.
+//! The text report of `correlate`: report tables ([`crate::output::fit`]), times in UTC, delays
+//! in µs.
 
 use std::io::{self, Write};
-
-use comfy_table::{Cell, Table};
 
 use super::report::{CorruptRow, LinkRow, PacketRow, Report};
 use super::stats::DelaySummary;
 use crate::decode::Opcode;
-use crate::output::fit::right;
+use crate::output::fit::{Cell, Grid, right};
 
 /// A report table with `header`.
-fn table(color: bool, header: &[&str]) -> Table {
-    let mut t = crate::output::fit::table(color);
-    t.set_header(header.iter().map(Cell::new));
-    t
+fn table(color: bool, header: &[&str]) -> Grid {
+    Grid::new(color, header)
 }
 
 /// A count, red when non-zero and `color`.

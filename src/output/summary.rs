@@ -1,16 +1,15 @@
 //! Text rendering of the analysis [`Report`] for `--summary`, `--gaps` and `--messages`.
 //!
-//! Tables are drawn with comfy-table; problem cells (gaps, retransmissions, NAKs, CE marks,
-//! MSN mismatches, bad ICRCs, incomplete and refused messages, unresolved gaps) are coloured through comfy-table's cell
-//! colours, and the section titles and problem lines outside tables with owo-colors, in both
+//! Tables are drawn by [`crate::output::fit`]; problem cells (gaps, retransmissions, NAKs, CE
+//! marks, MSN mismatches, bad ICRCs, incomplete and refused messages, unresolved gaps) are
+//! coloured there, and the section titles and problem lines outside tables with owo-colors, in both
 //! cases only when `color` is true.
 
 use crate::analyze::Report;
 use crate::analyze::message::MessageStatus;
 use crate::analyze::report::{CountBytes, FlowReport, GapReport};
 use crate::analyze::stats::Stat;
-use crate::output::fit::{num, right, table};
-use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table};
+use crate::output::fit::{Cell, Grid, num, right, write_table};
 use owo_colors::OwoColorize;
 use std::io::{self, Write};
 
@@ -71,7 +70,7 @@ fn kind_cell(c: CountBytes, color: bool) -> Cell {
     };
     let cell = right(text);
     if color && c.failed > 0 {
-        cell.fg(Color::Red)
+        cell.red()
     } else {
         cell
     }
@@ -133,13 +132,6 @@ pub fn write_summary_fit(
     color: bool,
     width: Option<u16>,
 ) -> io::Result<()> {
-    let fit = |mut t: Table| {
-        if let Some(w) = width {
-            t.set_content_arrangement(ContentArrangement::Dynamic)
-                .set_width(w);
-        }
-        t
-    };
     let fr = &report.frames;
     let ic = &report.icrc;
     writeln!(
@@ -222,10 +214,10 @@ pub fn write_summary_fit(
                 + f.naks.reserved;
             let [send, write, read, atomic] = msg_cells(f, color);
             let ce = if f.ecn.ce == 0 {
-                Cell::new("0").set_alignment(CellAlignment::Right)
+                right("0")
             } else {
                 let c = right(format!("{:.2}", f.ce_fraction * 100.0));
-                if color { c.fg(Color::Yellow) } else { c }
+                if color { c.yellow() } else { c }
             };
             vec![
                 Cell::new(conn),
@@ -250,9 +242,9 @@ pub fn write_summary_fit(
                 right(opt_stat(&f.ack_rtt_ns, |s| fmt_ns(s.median))),
             ]
         };
-        let hidden = crate::output::fit::write_table(
+        let hidden = write_table(
             out,
-            || table(color),
+            color,
             &header,
             order.len(),
             row,
@@ -331,16 +323,18 @@ pub fn write_summary_fit(
                 report.gaps.len() - SUMMARY_GAPS
             )?;
         }
-        let mut t = table(color);
-        t.set_header(vec![
-            "flow",
-            "NAK retx",
-            "RNR retx",
-            "timeouts",
-            "gap→NAK min/med/max",
-            "NAK→retx min/med/max",
-            "timeout retx min/med/max",
-        ]);
+        let mut t = Grid::new(
+            color,
+            &[
+                "flow",
+                "NAK retx",
+                "RNR retx",
+                "timeouts",
+                "gap→NAK min/med/max",
+                "NAK→retx min/med/max",
+                "timeout retx min/med/max",
+            ],
+        );
         let trio = |s: &Option<Box<Stat>>| {
             opt_stat(&s.as_deref().copied(), |s| {
                 format!(
@@ -368,29 +362,30 @@ pub fn write_summary_fit(
                 right(trio(&f.loss.timeout_delay_ns)),
             ]);
         }
-        writeln!(out, "{}", fit(t))?;
+        t.write(out, width)?;
     }
     write_unexplained(report, out, color)?;
 
     // Congestion.
     title(out, "Congestion", color)?;
-    let mut t = table(color);
-    t.set_header(vec![
-        "data flow",
-        "src → dst",
-        "ECT0",
-        "ECT1",
-        "Not-ECT",
-        "CE",
-        "CE %",
-        "FECN",
-        "CNP flow",
-        "CNPs",
-        "CE→CNP med",
-        "CNP gap min/med",
-        "rate before/after (Gb/s)",
-    ]);
-    let mut rows = 0;
+    let mut t = Grid::new(
+        color,
+        &[
+            "data flow",
+            "src → dst",
+            "ECT0",
+            "ECT1",
+            "Not-ECT",
+            "CE",
+            "CE %",
+            "FECN",
+            "CNP flow",
+            "CNPs",
+            "CE→CNP med",
+            "CNP gap min/med",
+            "rate before/after (Gb/s)",
+        ],
+    );
     for c in &report.connections {
         for d in &c.congestion {
             let f = &report.flows[d.data_flow];
@@ -410,7 +405,6 @@ pub fn write_summary_fit(
                 ),
             ]);
             t.add_row(row);
-            rows += 1;
         }
     }
     // Flows with CE marks or CNPs that no connection accounts for.
@@ -432,12 +426,11 @@ pub fn write_summary_fit(
             right("-"),
         ]);
         t.add_row(row);
-        rows += 1;
     }
-    if rows == 0 {
+    if t.is_empty() {
         writeln!(out, "no CE marks and no CNPs")?;
     } else {
-        writeln!(out, "{}", fit(t))?;
+        t.write(out, width)?;
     }
     for c in &report.connections {
         for d in c.congestion.iter().filter(|d| d.cnps_with_nak > 0) {
@@ -597,7 +590,7 @@ fn write_priority(report: &Report, out: &mut dyn Write, color: bool) -> io::Resu
         ]
     };
     let n = report.flows.len();
-    crate::output::fit::write_table(out, || table(color), &header, n, row, &[], None).map(|_| ())
+    write_table(out, color, &header, n, row, &[], None).map(|_| ())
 }
 
 /// PSN-sequence NAKs that no captured gap explains.
@@ -618,7 +611,7 @@ fn write_unexplained(report: &Report, out: &mut dyn Write, color: bool) -> io::R
 /// A gap verdict, in red when nothing explains the gap.
 fn verdict_cell(v: &str, color: bool) -> Cell {
     if color && v == "unresolved" {
-        Cell::new(v).fg(Color::Red)
+        Cell::new(v).red()
     } else {
         Cell::new(v)
     }
@@ -675,7 +668,7 @@ fn write_gap_table(
                     )
                 });
         let after = if color && rt == "timeout" {
-            Cell::new(rt).fg(Color::Red)
+            Cell::new(rt).red()
         } else {
             Cell::new(rt)
         };
@@ -697,15 +690,7 @@ fn write_gap_table(
             verdict_cell(g.verdict, color),
         ]
     };
-    let hidden = crate::output::fit::write_table(
-        out,
-        || table(color),
-        &header,
-        gaps.len(),
-        row,
-        &GAP_DROP_ORDER,
-        width,
-    )?;
+    let hidden = write_table(out, color, &header, gaps.len(), row, &GAP_DROP_ORDER, width)?;
     match crate::output::fit::hidden_note(&hidden, width) {
         Some(note) => writeln!(out, "{note}"),
         None => Ok(()),
@@ -755,7 +740,7 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
             format!("{:#x} / 0x{:08x} / {}", r.va, r.rkey, r.dma_len)
         });
         let reth = if m.dma_len_mismatch && color {
-            Cell::new(reth).fg(Color::Red)
+            Cell::new(reth).red()
         } else {
             Cell::new(reth)
         };
@@ -771,7 +756,7 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
             (st, _) => st.name().to_string(),
         };
         let state = if color && !state.starts_with("ok") {
-            Cell::new(state).fg(Color::Red)
+            Cell::new(state).red()
         } else {
             Cell::new(state)
         };
@@ -801,7 +786,7 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
         ]
     };
     let n = msgs.len();
-    crate::output::fit::write_table(out, || table(color), &header, n, row, &[], None).map(|_| ())
+    write_table(out, color, &header, n, row, &[], None).map(|_| ())
 }
 
 #[cfg(test)]
