@@ -1,7 +1,8 @@
-//! `read --threads N` on a mapped capture file: records are located by the main thread, decoded
-//! and formatted into packet lines in batches on a pool of N threads (`rayon`), and the lines
-//! are written in capture order by the main thread — which meanwhile feeds the analysis, in
-//! order, with the previous window — so the output is byte for byte that of `--threads 1`.
+//! `read --threads N` on a mapped capture file, a window of records at a time: while the
+//! records of one window are decoded and formatted into packet lines in batches on a pool of N
+//! threads (`rayon`), the records of the next window are located in the mapping, and the lines
+//! of the previous one are written in capture order — after feeding the analysis, in order,
+//! with its frames — so the output is byte for byte that of `--threads 1`.
 //!
 //! The analysis stays on one thread (its state follows the capture), decoding the frames it
 //! needs itself: handing decoded frames across threads costs more than decoding them again.
@@ -19,6 +20,10 @@ use crate::source::{FileSource, Record};
 
 /// Records per batch handed to one thread.
 const BATCH: usize = 2048;
+
+/// Most captured bytes in one window (see `mapped::BATCH_LAG`, which keeps three windows
+/// mapped).
+const WINDOW_BYTES: usize = 8 << 20;
 
 /// Why the parallel loop stopped.
 pub enum Stop {
@@ -57,47 +62,71 @@ pub fn read(
     let window = threads * 4 * BATCH;
     // Buffers go round: located records and formatted lines are reused window after window,
     // so the memory is not handed back to the system and faulted in again each time.
-    let mut spare_recs: Vec<MappedRecord> = Vec::with_capacity(window);
+    let mut spare_recs: Vec<Vec<MappedRecord>> = Vec::new();
     let mut spare_text: Vec<Vec<u8>> = Vec::new();
     // Frames still allowed by `-c`, counting those located but not yet accounted.
     let mut left = run.remaining();
     let mut pending: (Vec<MappedRecord>, Vec<Done>) = (Vec::new(), Vec::new());
+    let mut next = locate(src, &mut left, window, Vec::new());
     loop {
-        let room = left.map_or(window, |l| l.min(window as u64) as usize);
-        let mut located = std::mem::take(&mut spare_recs);
-        located.clear();
-        let more = match src.next_mapped_batch(room, &mut located) {
-            Ok(m) => m,
+        let (located, more) = match next {
+            Ok(n) => n,
             Err(e) => return finish(run, map, progress, pending, Stop::Read(e)),
         };
-        left = left.map(|l| l - located.len() as u64);
         let batches = located.len().div_ceil(BATCH);
         spare_text.resize_with(spare_text.len().max(batches), Vec::new);
         let bufs: Vec<Vec<u8>> = spare_text.drain(..batches).collect();
-        let (written, formatted) = pool.install(|| {
+        let last = !more || left == Some(0);
+        let spare = spare_recs.pop().unwrap_or_default();
+        // The previous window written, this one formatted, the next one located: at once.
+        let (written, (formatted, walked)) = pool.install(|| {
             rayon::join(
                 || emit(run, map, progress, std::mem::take(&mut pending)),
-                || format_window(&shape, map, &located, bufs),
+                || {
+                    rayon::join(
+                        || format_window(&shape, map, &located, bufs),
+                        || (!last).then(|| locate(src, &mut left, window, spare)),
+                    )
+                },
             )
         });
         match written {
             Ok((recs, texts)) => {
-                spare_recs = recs;
+                spare_recs.push(recs);
                 spare_text.extend(texts);
             }
             Err(e) => return Stop::Output(e),
         }
         pending = (located, formatted);
-        if !more || left == Some(0) {
-            // Still mapped: the end of the file (or `-c`); else libpcap has the rest.
-            let stop = if left == Some(0) || src.shared_map().is_some() {
-                Stop::Done
-            } else {
-                Stop::Sequential
-            };
-            return finish(run, map, progress, pending, stop);
+        match walked {
+            Some(w) => next = w,
+            None => {
+                // Still mapped: the end of the file (or `-c`); else libpcap has the rest.
+                let stop = if left == Some(0) || src.shared_map().is_some() {
+                    Stop::Done
+                } else {
+                    Stop::Sequential
+                };
+                return finish(run, map, progress, pending, stop);
+            }
         }
     }
+}
+
+/// Locate the next window of records in `src` (at most `window` records and about
+/// [`WINDOW_BYTES`] bytes, and no more than `left` allows), into `recs` (a spare buffer): the
+/// records and whether the mapping may hold more.
+fn locate(
+    src: &mut FileSource,
+    left: &mut Option<u64>,
+    window: usize,
+    mut recs: Vec<MappedRecord>,
+) -> Result<(Vec<MappedRecord>, bool), FileError> {
+    let room = left.map_or(window, |l| l.min(window as u64) as usize);
+    recs.clear();
+    let more = src.next_mapped_batch(room, WINDOW_BYTES, &mut recs)?;
+    *left = left.map(|l| l - recs.len() as u64);
+    Ok((recs, more))
 }
 
 /// Decode and format the located records, in batches on the pool, into `bufs` (one per batch).

@@ -341,8 +341,9 @@ impl FileSource {
         }
     }
 
-    /// Append to `out` up to `max` records located in the mapping (for reading in parallel).
-    /// `Ok(true)` while the mapping may hold more; `Ok(false)` at the end of the file or when
+    /// Append to `out` up to `max` records located in the mapping (for reading in parallel),
+    /// stopping after the record that reaches `max_bytes` captured bytes. `Ok(true)` while the
+    /// mapping may hold more; `Ok(false)` at the end of the file or when
     /// an anomaly handed the file to libpcap (read the rest with [`FileSource::next_record`]).
     ///
     /// # Errors
@@ -350,24 +351,46 @@ impl FileSource {
     pub fn next_mapped_batch(
         &mut self,
         max: usize,
+        max_bytes: usize,
         out: &mut Vec<MappedRecord>,
     ) -> Result<bool, FileError> {
         if let Backend::Mapped(m) = &mut self.backend {
-            m.batched();
+            m.begin_window();
         }
+        let located = self.locate_window(max, max_bytes, out);
+        if let Backend::Mapped(m) = &mut self.backend {
+            m.end_window();
+        }
+        located
+    }
+
+    /// The loop of [`FileSource::next_mapped_batch`].
+    fn locate_window(
+        &mut self,
+        max: usize,
+        max_bytes: usize,
+        out: &mut Vec<MappedRecord>,
+    ) -> Result<bool, FileError> {
+        let mut bytes = 0;
         for _ in 0..max {
             if self.done {
                 return Ok(false);
             }
+            if bytes >= max_bytes {
+                break;
+            }
             match self.step_mapped()? {
-                MappedStep::Record(r) => out.push(MappedRecord {
-                    number: self.number,
-                    ts_ns: r.ts_ns,
-                    base_ts_ns: self.base_ts_ns.unwrap_or_default(),
-                    caplen: r.caplen,
-                    len: r.len,
-                    start: r.start,
-                }),
+                MappedStep::Record(r) => {
+                    bytes += r.caplen as usize;
+                    out.push(MappedRecord {
+                        number: self.number,
+                        ts_ns: r.ts_ns,
+                        base_ts_ns: self.base_ts_ns.unwrap_or_default(),
+                        caplen: r.caplen,
+                        len: r.len,
+                        start: r.start,
+                    });
+                }
                 MappedStep::Done | MappedStep::LeftMapping => return Ok(false),
             }
         }

@@ -31,10 +31,11 @@ const RELEASE_EVERY: usize = 1 << 20;
 /// the record being decoded is the last one walked.
 const SEQUENTIAL_LAG: usize = 1 << 20;
 
-/// How far behind the walk pages are released (bytes) once records are located in batches
-/// ([`MappedFile::batched`]), so that records just located for the parallel reader's threads
-/// are usually still mapped (if not, they are read again from the page cache).
-const BATCH_LAG: usize = 8 << 20;
+/// Most bytes behind the walk kept mapped once records are located in windows
+/// ([`MappedFile::begin_window`]): the parallel reader locates a window of records (at most
+/// about 8 MiB) while the window before it is formatted and the one before that analysed, so
+/// three windows are kept mapped (if not, they are read again from the page cache).
+const BATCH_LAG: usize = 32 << 20;
 
 /// One record found in place: its header fields and where its bytes are in the mapping
 /// ([`MappedFile::bytes`]).
@@ -89,6 +90,8 @@ pub struct MappedFile {
     released: usize,
     /// How far behind the walk pages are released, bytes.
     lag: usize,
+    /// Offset where the window of records being located began ([`MappedFile::begin_window`]).
+    window_start: usize,
 }
 
 impl MappedFile {
@@ -108,6 +111,7 @@ impl MappedFile {
             pos: 0,
             released: 0,
             lag: SEQUENTIAL_LAG,
+            window_start: 0,
         };
         m.read_header()?;
         Some(m)
@@ -331,10 +335,21 @@ impl MappedFile {
         }
     }
 
-    /// Records are now located in batches ahead of their decoding: keep more of the walked
-    /// stretch mapped.
-    pub fn batched(&mut self) {
-        self.lag = BATCH_LAG;
+    /// A window of records is now located ahead of its decoding (the parallel reader): until
+    /// [`MappedFile::end_window`] has measured a window, keep [`BATCH_LAG`] bytes mapped.
+    pub fn begin_window(&mut self) {
+        if self.lag == SEQUENTIAL_LAG {
+            self.lag = BATCH_LAG;
+        }
+        self.window_start = self.pos;
+    }
+
+    /// The window is located: from now on keep three windows of its length mapped behind the
+    /// walk (the one being located, the one being formatted, the one being analysed), at most
+    /// [`BATCH_LAG`] bytes.
+    pub fn end_window(&mut self) {
+        let span = self.pos - self.window_start;
+        self.lag = (3 * span + RELEASE_EVERY).min(BATCH_LAG);
     }
 
     /// Whether the walk stopped at the end of the file.
