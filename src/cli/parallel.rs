@@ -159,18 +159,18 @@ fn format_window<'m>(
     located
         .par_chunks(batch)
         .zip(bufs)
-        .map(|(chunk, Bufs { mut text, mut frames })| {
+        // Frames not handed to the analysis are decoded into a scratch buffer of the thread's.
+        .map_init(Vec::new, |scratch, (chunk, Bufs { mut text, mut frames })| {
             text.clear();
             frames.clear();
+            let decoded = if keep_frames { &mut frames } else { scratch };
+            decoded.clear();
             let recs: Vec<Record<'m>> = chunk.iter().map(|r| r.record(map)).collect();
-            frames.extend(recs.iter().map(|r| shape.decode(r)));
+            decoded.extend(recs.iter().map(|r| shape.decode(r)));
             if print {
-                shape.format_into(&recs, &frames, &mut text);
+                shape.format_into(&recs, decoded, &mut text);
             }
-            let roce = frames.iter().filter(|f| f.roce().is_some()).count() as u64;
-            if !keep_frames {
-                frames.clear();
-            }
+            let roce = decoded.iter().filter(|f| f.roce().is_some()).count() as u64;
             Done { text, roce, frames }
         })
         .collect()
