@@ -142,6 +142,40 @@ impl Sink {
     }
 }
 
+/// The parts of a decoded frame the analysis reads: a frame handed from the thread that decoded
+/// it to the one that analyses it (`read --threads N`) travels as this (about half of a
+/// [`Frame`]'s size).
+#[derive(Clone, Copy, Debug)]
+pub struct Seen<'a> {
+    /// The RoCE packet, when the frame is one.
+    pub roce: Option<RocePacket<'a>>,
+    /// The innermost mirror session the frame came through: ERSPAN session ID (10 bits) or
+    /// VXLAN VNI (24 bits).
+    pub session: Option<u32>,
+    /// 802.1Q priority (PCP, 3 bits) of the inner VLAN tag, else of the outer one.
+    pub pcp: Option<u8>,
+}
+
+impl<'a> Seen<'a> {
+    /// What the analysis reads of `frame`.
+    pub fn of(frame: &Frame<'a>) -> Seen<'a> {
+        let (session, pcp) = Seen::extras(frame);
+        Seen {
+            roce: frame.roce().copied(),
+            session,
+            pcp,
+        }
+    }
+
+    /// The frame's mirror session and priority.
+    fn extras(frame: &Frame) -> (Option<u32>, Option<u8>) {
+        (
+            frame.encap.session(),
+            frame.link.inner_vlan_pcp.or(frame.link.vlan_pcp),
+        )
+    }
+}
+
 /// The streaming analyzer.
 pub struct Analyzer {
     cfg: AnalyzeConfig,
@@ -297,12 +331,29 @@ impl Analyzer {
     /// Account one frame. `frame_no` is its 1-based number, `ts_ns` its capture time in ns
     /// since the epoch. Call for every frame, RoCE or not, in capture order. Never panics.
     pub fn push(&mut self, frame_no: u64, ts_ns: u64, frame: &Frame) {
+        let (session, pcp) = Seen::extras(frame);
+        self.push_parts(frame_no, ts_ns, frame.roce(), session, pcp);
+    }
+
+    /// [`Analyzer::push`] for a frame reduced to what the analysis reads ([`Seen`]).
+    pub fn push_seen(&mut self, frame_no: u64, ts_ns: u64, seen: &Seen) {
+        self.push_parts(frame_no, ts_ns, seen.roce.as_ref(), seen.session, seen.pcp);
+    }
+
+    fn push_parts(
+        &mut self,
+        frame_no: u64,
+        ts_ns: u64,
+        roce: Option<&RocePacket>,
+        session: Option<u32>,
+        pcp: Option<u8>,
+    ) {
         self.frames.total += 1;
         if self.frames.first_ts_ns.is_none() {
             self.frames.first_ts_ns = Some(ts_ns);
         }
         self.frames.last_ts_ns = Some(ts_ns);
-        let Some(p) = frame.roce() else {
+        let Some(p) = roce else {
             self.frames.other += 1;
             return;
         };
@@ -315,10 +366,9 @@ impl Analyzer {
             src: p.src,
             dst: p.dst,
             dest_qp: bth.dest_qp,
-            session: frame.encap.session().filter(|_| self.cfg.encap_session),
+            session: session.filter(|_| self.cfg.encap_session),
         };
         if let Some(i) = self.flow_index(key, ts_ns, frame_no) {
-            let pcp = frame.link.inner_vlan_pcp.or(frame.link.vlan_pcp);
             self.packet(i, frame_no, ts_ns, p, pcp);
         }
     }

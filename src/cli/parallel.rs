@@ -5,7 +5,7 @@
 //! with its frames — so the output is byte for byte that of `--threads 1`.
 //!
 //! The analysis stays on one thread (its state follows the capture) and takes the frames decoded
-//! by the pool, in order. Without packet lines to print (`-q`, `--summary`), the pool only
+//! by the pool, in order, reduced to what it reads ([`Seen`]). Without packet lines to print (`-q`, `--summary`), the pool only
 //! decodes: decoding (with the ICRC check) and the analysis then run at once.
 
 use std::io::{self, Write};
@@ -14,18 +14,24 @@ use rayon::prelude::*;
 
 use super::pipeline::{Run, Shape};
 use super::progress::Progress;
-use crate::decode::Frame;
+use crate::analyze::Seen;
 use crate::source::file::{FileError, MappedRecord};
 use crate::source::{FileSource, Record};
 
 /// Records per batch handed to one thread.
 const BATCH: usize = 2048;
 
-/// Records per batch when the decoded frames (728 bytes each) feed the analysis: small batches
-/// keep the frames in the caches between the thread that decodes them and the one that
+/// Records per batch when the decoded frames (as [`Seen`], 384 bytes each) feed the analysis:
+/// small batches keep them in the caches between the thread that decodes them and the one that
 /// analyses them, and few of them in memory (`read -q` on the 1M-packet benchmark trace: 0.21 s
 /// with 2048, 0.15 s with 256, 0.21 s on one thread; peak RSS 41 → 14 MB).
 const QUIET_BATCH: usize = 256;
+
+/// Frames decoded at a time into a thread's scratch buffer when they are not printed.
+const SCRATCH: usize = 32;
+
+/// Batches per thread in one window.
+const PER_THREAD: usize = 4;
 
 /// Most captured bytes in one window (see `mapped::BATCH_LAG`, which keeps three windows
 /// mapped).
@@ -43,19 +49,19 @@ pub enum Stop {
     Read(FileError),
 }
 
-/// One batch, decoded and formatted: its packet lines, how many of its frames are RoCE, and the
-/// frames themselves when they feed the analysis (else empty).
+/// One batch, decoded and formatted: its packet lines, how many of its frames are RoCE, and what
+/// the analysis reads of each frame when they feed it (else empty).
 struct Done<'m> {
     text: Vec<u8>,
     roce: u64,
-    frames: Vec<Frame<'m>>,
+    seen: Vec<Seen<'m>>,
 }
 
 /// The buffers of one batch, reused window after window so that their memory is not handed back
 /// to the system and faulted in again each time.
 struct Bufs<'m> {
     text: Vec<u8>,
-    frames: Vec<Frame<'m>>,
+    seen: Vec<Seen<'m>>,
 }
 
 /// Read the mapped part of `src` with `threads` threads. `map` is `src`'s mapping.
@@ -73,7 +79,7 @@ pub fn read<'m>(
     let shape = run.shape().clone();
     let keep_frames = run.analyzing();
     let batch = if keep_frames { QUIET_BATCH } else { BATCH };
-    let window = threads * 4 * batch;
+    let window = threads * if keep_frames { 2 } else { PER_THREAD } * batch;
     // Buffers go round (located records, batches' lines and frames).
     let mut spare_recs: Vec<Vec<MappedRecord>> = Vec::new();
     let mut spare_bufs: Vec<Bufs<'m>> = Vec::new();
@@ -89,22 +95,23 @@ pub fn read<'m>(
         let batches = located.len().div_ceil(batch);
         spare_bufs.resize_with(spare_bufs.len().max(batches), || Bufs {
             text: Vec::new(),
-            frames: Vec::new(),
+            seen: Vec::new(),
         });
         let bufs: Vec<Bufs<'m>> = spare_bufs.drain(..batches).collect();
         let last = !more || left == Some(0);
         let spare = spare_recs.pop().unwrap_or_default();
-        // The previous window written, this one formatted, the next one located: at once.
-        let (written, (formatted, walked)) = pool.install(|| {
-            rayon::join(
-                || emit(run, progress, std::mem::take(&mut pending)),
-                || {
-                    rayon::join(
-                        || format_window(&shape, map, &located, bufs, batch, keep_frames),
-                        || (!last).then(|| locate(src, &mut left, window, spare)),
-                    )
-                },
-            )
+        // At once: this window decoded and formatted and the next one located on the pool, the
+        // previous one analysed and written here (the analysis keeps to one thread, its state
+        // in that core's caches and its memory in one malloc arena).
+        let (mut formatted, mut walked) = (Vec::new(), None);
+        let written = pool.in_place_scope(|s| {
+            s.spawn(|_| {
+                (formatted, walked) = rayon::join(
+                    || format_window(&shape, map, &located, bufs, batch, keep_frames),
+                    || (!last).then(|| locate(src, &mut left, window, spare)),
+                );
+            });
+            emit(run, progress, std::mem::take(&mut pending))
         });
         match written {
             Ok((recs, bufs)) => {
@@ -159,19 +166,36 @@ fn format_window<'m>(
     located
         .par_chunks(batch)
         .zip(bufs)
-        // Frames not handed to the analysis are decoded into a scratch buffer of the thread's.
-        .map_init(Vec::new, |scratch, (chunk, Bufs { mut text, mut frames })| {
+        // Frames to print are decoded into a scratch buffer of the thread's.
+        .map_init(Vec::new, |decoded, (chunk, Bufs { mut text, mut seen })| {
             text.clear();
-            frames.clear();
-            let decoded = if keep_frames { &mut frames } else { scratch };
-            decoded.clear();
-            let recs: Vec<Record<'m>> = chunk.iter().map(|r| r.record(map)).collect();
-            decoded.extend(recs.iter().map(|r| shape.decode(r)));
+            seen.clear();
+            let mut roce = 0;
             if print {
+                decoded.clear();
+                let recs: Vec<Record<'m>> = chunk.iter().map(|r| r.record(map)).collect();
+                decoded.extend(recs.iter().map(|r| shape.decode(r)));
                 shape.format_into(&recs, decoded, &mut text);
+                for f in decoded.iter() {
+                    roce += u64::from(f.roce().is_some());
+                    if keep_frames {
+                        seen.push(Seen::of(f));
+                    }
+                }
+            } else {
+                // A few frames at a time: the scratch buffer stays small.
+                for part in chunk.chunks(SCRATCH) {
+                    decoded.clear();
+                    decoded.extend(part.iter().map(|r| shape.decode(&r.record(map))));
+                    for f in decoded.iter() {
+                        roce += u64::from(f.roce().is_some());
+                        if keep_frames {
+                            seen.push(Seen::of(f));
+                        }
+                    }
+                }
             }
-            let roce = decoded.iter().filter(|f| f.roce().is_some()).count() as u64;
-            Done { text, roce, frames }
+            Done { text, roce, seen }
         })
         .collect()
 }
@@ -184,10 +208,10 @@ fn emit<'m>(
     (recs, done): (Vec<MappedRecord>, Vec<Done<'m>>),
 ) -> io::Result<(Vec<MappedRecord>, Vec<Bufs<'m>>)> {
     if run.analyzing() {
-        let frames = done.iter().flat_map(|d| &d.frames);
-        for (r, frame) in recs.iter().zip(frames) {
+        let seen = done.iter().flat_map(|d| &d.seen);
+        for (r, s) in recs.iter().zip(seen) {
             progress.frame(r.caplen);
-            run.account(r.number, r.ts_ns, frame);
+            run.account_seen(r.number, r.ts_ns, s);
         }
     } else {
         for r in &recs {
@@ -199,12 +223,9 @@ fn emit<'m>(
     let mut bufs = Vec::with_capacity(done.len());
     for d in done {
         out.write_all(&d.text)?;
-        let mut frames = d.frames;
-        frames.clear();
-        bufs.push(Bufs {
-            text: d.text,
-            frames,
-        });
+        let mut seen = d.seen;
+        seen.clear();
+        bufs.push(Bufs { text: d.text, seen });
     }
     out.flush()?;
     Ok((recs, bufs))

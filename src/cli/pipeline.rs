@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use super::parallel;
 use super::progress::Progress;
 use super::{DisplayArgs, ReportArgs};
-use crate::analyze::{AnalyzeConfig, Analyzer, Report};
+use crate::analyze::{AnalyzeConfig, Analyzer, Report, Seen};
 use crate::decode::encap::clock::MirrorClock;
 use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, OtherKind, decode_frame};
 use crate::output::json::JsonPrinter;
@@ -244,6 +244,17 @@ impl Run {
         }
     }
 
+    /// [`Run::account`] for a frame reduced to what the analysis reads.
+    pub fn account_seen(&mut self, number: u64, ts_ns: u64, seen: &Seen<'_>) {
+        self.frames += 1;
+        if seen.roce.is_some() {
+            self.roce += 1;
+        }
+        if let Some(a) = &mut self.analyzer {
+            a.push_seen(number, ts_ns, seen);
+        }
+    }
+
     /// Whether the frames feed an analysis (a report was asked for).
     pub fn analyzing(&self) -> bool {
         self.analyzer.is_some()
@@ -465,6 +476,7 @@ pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome>
         return Ok(o);
     }
     progress.finish();
+    src.release_walked();
     if let Some(o) = io_outcome(run.finish())? {
         return Ok(o);
     }

@@ -244,6 +244,14 @@ impl FileSource {
         }
     }
 
+    /// Every record read so far is decoded: release the mapped pages still held (no-op for
+    /// libpcap's reader).
+    pub fn release_walked(&mut self) {
+        if let Backend::Mapped(m) = &mut self.backend {
+            m.release_all_walked();
+        }
+    }
+
     /// The tagged-frame counter, when [`FileSource::count_tag_misses`] enabled it.
     pub fn tag_miss(&self) -> Option<&TagMiss> {
         self.tag_miss.as_ref()

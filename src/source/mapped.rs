@@ -334,6 +334,13 @@ impl MappedFile {
         Some(step)
     }
 
+    /// The records walked are all decoded: release every page walked (the analysis report,
+    /// built next, then has the memory the last stretch held).
+    pub fn release_all_walked(&mut self) {
+        self.lag = 0;
+        self.released_up_to(self.pos);
+    }
+
     /// Release the pages walked so far, every [`RELEASE_EVERY`] bytes.
     fn release_walked(&mut self) {
         // Keep the last stretch mapped: records located ahead are still being decoded by the
@@ -342,6 +349,11 @@ impl MappedFile {
         if behind < self.released + RELEASE_EVERY {
             return;
         }
+        self.released_up_to(behind);
+    }
+
+    /// Release the walked pages below offset `behind` (rounded down to a page).
+    fn released_up_to(&mut self, behind: usize) {
         let page = 4096;
         let end = behind / page * page;
         if end > self.released {
