@@ -26,18 +26,33 @@ fn main() -> ExitCode {
         Ok(Outcome::Ok) | Ok(Outcome::ClosedPipe) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("roce-inspect: {e:#}");
-            ExitCode::FAILURE
+            if roce_inspect::cli::is_usage_error(&e) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }
 
-/// `--help`, `--version` and help for a bare `roce-inspect` print as clap prints them; every
+/// `--help`, `--version` and help for a bare `roce-inspect` print as clap prints them (a
+/// failed write is one line on stderr and exit status 1, a closed pipe ends quietly); every
 /// other command-line error is one line on stderr and exit status 2.
 fn usage_error(e: clap::Error) -> ExitCode {
     match e.kind() {
         ErrorKind::DisplayHelp
         | ErrorKind::DisplayVersion
-        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => match e.print() {
+            Ok(()) => ExitCode::from(e.exit_code().clamp(0, 255) as u8),
+            Err(w) if w.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            Err(w) => {
+                eprintln!(
+                    "roce-inspect: writing output: {}",
+                    roce_inspect::output::io_text(&w)
+                );
+                ExitCode::FAILURE
+            }
+        },
         _ => {
             eprintln!("roce-inspect: {} (see --help)", one_line(&e));
             ExitCode::from(2)

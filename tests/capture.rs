@@ -870,13 +870,18 @@ fn veth_default_filter(to_file: bool) {
 
 /// Runs `roce-inspect ARGS…` (in `ns` when given) and checks a one-line error and exit 1.
 fn expect_error(ns: Option<&Netns>, args: &[&str], needles: &[&str]) -> String {
+    expect_exit(ns, args, needles, 1)
+}
+
+/// [`expect_error`] with exit status `code`.
+fn expect_exit(ns: Option<&Netns>, args: &[&str], needles: &[&str], code: i32) -> String {
     let out: Output = match ns {
         Some(ns) => ns.command(args).output(),
         None => Command::new(BIN).args(args).output(),
     }
     .expect("run roce-inspect");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
     assert!(out.stdout.is_empty(), "{args:?}: stdout not empty");
     assert_eq!(
         stderr.lines().count(),
@@ -905,11 +910,12 @@ fn capture_errors_are_one_line() {
     // Interface down: a new namespace's loopback is down.
     expect_error(Some(&ns), &["capture", "lo"], &["lo: interface is down"]);
     ns.lo_up();
-    // Bad filter: libpcap's message.
-    expect_error(
+    // Bad filter: a usage error naming the expression, with libpcap's message.
+    expect_exit(
         Some(&ns),
         &["capture", "lo", "-f", "udp port"],
-        &["bad filter expression: ", "syntax error"],
+        &["bad filter expression 'udp port': ", "syntax error"],
+        2,
     );
     // Savefile not writable.
     let dir = tempfile::tempdir().expect("tempdir");

@@ -116,6 +116,42 @@ fn empty_file() {
     assert!(out.is_empty());
 }
 
+/// Empty input is worded one way whatever it comes from: an empty file, a device that reads
+/// nothing, standard input, for `read` and `correlate` alike.
+#[test]
+fn empty_input_is_worded_one_way() {
+    let d = tmp();
+    let p = d.path().join("empty.pcap");
+    std::fs::write(&p, b"").unwrap();
+    let wb = sample("write_bw.pcap");
+    let p = p.to_str().unwrap();
+    for (args, named) in [
+        (vec!["read", p], "empty.pcap"),
+        (vec!["read", "/dev/null"], "/dev/null"),
+        (vec!["correlate", p, wb.to_str().unwrap()], "empty.pcap"),
+    ] {
+        let (code, _, err) = run(&args);
+        assert_one_line_error(code, &err, named, "empty");
+        assert!(
+            err.ends_with(&format!("{named}: file is empty\n")),
+            "{args:?}: {err}"
+        );
+    }
+    for args in [
+        vec!["read", "-"],
+        vec!["correlate", "-", wb.to_str().unwrap()],
+    ] {
+        let out = StdCommand::new(env!("CARGO_BIN_EXE_roce-inspect"))
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err, "roce-inspect: <stdin>: file is empty\n", "{args:?}");
+    }
+}
+
 #[test]
 fn not_a_capture() {
     let d = tmp();
@@ -247,18 +283,60 @@ fn bad_arguments_exit_2() {
     }
 }
 
+/// A filter libpcap cannot compile is a usage error (exit 2, as for arguments clap refuses):
+/// one line naming the expression, with libpcap's reason; for every command that reads files.
 #[test]
-fn bad_filter_is_a_one_line_error() {
-    let (code, out, err) = run(&[
-        "read",
-        sample("write_bw.pcap").to_str().unwrap(),
-        "-f",
-        "udp and (((",
-    ]);
-    assert_eq!(code, Some(1), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("roce-inspect: "), "{err}");
-    assert!(out.is_empty());
+fn bad_filter_is_a_one_line_usage_error() {
+    let wb = sample("write_bw.pcap");
+    let wb = wb.to_str().unwrap();
+    let (n0, n1) = (
+        sample("allreduce_node0.pcap"),
+        sample("allreduce_node1.pcap"),
+    );
+    let dir = tmp();
+    let pq = dir.path().join("pq");
+    let svg = dir.path().join("p.svg");
+    for args in [
+        vec!["read", wb, "-f", "udp and ((("],
+        vec!["read", wb, "-q", "--threads", "2", "-f", "udp and ((("],
+        vec![
+            "export",
+            wb,
+            "--parquet",
+            pq.to_str().unwrap(),
+            "-f",
+            "udp and (((",
+        ],
+        vec![
+            "correlate",
+            n0.to_str().unwrap(),
+            n1.to_str().unwrap(),
+            "-f",
+            "udp and (((",
+        ],
+        vec!["plot", wb, "-o", svg.to_str().unwrap(), "-f", "udp and ((("],
+    ] {
+        let (code, out, err) = run(&args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("roce-inspect: ")
+                && err.contains("bad filter expression 'udp and (((': "),
+            "{args:?}: {err}"
+        );
+        // libpcap's reason, without its own preamble.
+        assert!(
+            !err.contains("can't parse filter expression"),
+            "{args:?}: {err}"
+        );
+        assert!(out.is_empty(), "{args:?}");
+    }
+    let (code, _, err) = run(&["read", wb, "-f", "port 99999"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("'port 99999'") && err.contains("99999"),
+        "{err}"
+    );
 }
 
 // ---------------------------------------------------------------- closed pipe
@@ -981,6 +1059,21 @@ fn output_and_folder_errors_are_one_plain_line() {
             "{args:?}: {stderr}"
         );
         assert!(!stderr.contains("os error"), "{args:?}: {stderr}");
+    }
+    // --help and --version too: clap prints them, a failed write is still an error.
+    for args in [vec!["--version"], vec!["read", "--help"], vec!["--help"]] {
+        let full = std::fs::File::create("/dev/full").unwrap();
+        let out = StdCommand::new(env!("CARGO_BIN_EXE_roce-inspect"))
+            .args(&args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr, "roce-inspect: writing output: No space left on device\n",
+            "{args:?}"
+        );
     }
     let file = dir.path().join("a-file");
     std::fs::write(&file, b"x").unwrap();

@@ -42,6 +42,18 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Whether `e` is a bad command-line argument that only the run could find (a BPF filter
+/// expression libpcap cannot compile): `roce-inspect` then exits with status 2, as for the
+/// arguments clap refuses.
+pub fn is_usage_error(e: &anyhow::Error) -> bool {
+    use crate::source::file::FileError;
+    use crate::source::live::LiveError;
+    e.chain().any(|c| {
+        matches!(c.downcast_ref::<FileError>(), Some(FileError::Filter(..)))
+            || matches!(c.downcast_ref::<LiveError>(), Some(LiveError::Filter(expr, _)) if !expr.is_empty())
+    })
+}
+
 /// `--version` text: version, git commit, and the optional features compiled in.
 pub fn long_version() -> String {
     let mut features = Vec::new();

@@ -28,9 +28,11 @@ impl CaptureReader {
     /// # Errors
     /// One line naming the file: missing, not a capture, unsupported link type, bad filter.
     pub fn open(path: &str, filter: Option<&str>, cfg: &DecodeConfig) -> Result<CaptureReader> {
-        let mut src = FileSource::open(path).with_context(|| path.to_string())?;
+        // Named as `read` names it in messages.
+        let shown = if path == "-" { "<stdin>" } else { path };
+        let mut src = FileSource::open(path).with_context(|| shown.to_string())?;
         if let Some(f) = filter {
-            src.set_filter(f).with_context(|| path.to_string())?;
+            src.set_filter(f).with_context(|| shown.to_string())?;
         }
         Ok(CaptureReader {
             path: path.to_string(),

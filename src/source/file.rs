@@ -38,9 +38,10 @@ pub enum FileError {
         "link type {0} ({1}) is not supported; supported: Ethernet (1), Linux cooked v1 (113) and v2 (276), raw IP (101, 228, 229), BSD loopback (0, 108), InfiniBand (247), ERF (197)"
     )]
     LinkType(u32, String),
-    /// A bad BPF filter expression (libpcap's message).
-    #[error("bad filter expression: {0}")]
-    Filter(String),
+    /// A bad BPF filter expression: the expression and libpcap's message (a usage error:
+    /// `roce-inspect` exits with status 2).
+    #[error("bad filter expression '{0}': {1}")]
+    Filter(String, String),
     /// Reading stopped in the middle of the file (libpcap's message, e.g. a truncated record).
     #[error("{0}")]
     Read(String),
@@ -231,7 +232,7 @@ impl FileSource {
                     .and_then(|dead| dead.compile(expr, true))
             }
         }
-        .map_err(|e| FileError::Filter(pcap_msg(e)))?;
+        .map_err(|e| FileError::Filter(expr.to_string(), filter_msg(e)))?;
         self.filter = Some(prog);
         Ok(())
     }
@@ -464,6 +465,16 @@ impl FileSource {
     }
 }
 
+/// libpcap's message for a filter it cannot compile, without its "can't parse filter
+/// expression: " preamble (the caller names the expression).
+pub fn filter_msg(e: pcap::Error) -> String {
+    let m = pcap_msg(e);
+    match m.strip_prefix("can't parse filter expression: ") {
+        Some(rest) => rest.to_string(),
+        None => m,
+    }
+}
+
 /// The checks made before opening a named file: it exists, is not a directory, is not empty.
 fn check_file(p: &Path) -> Result<(), FileError> {
     match fs::metadata(p) {
@@ -492,6 +503,9 @@ fn open_libpcap(path: &str) -> Result<Capture<Offline>, FileError> {
         let m = pcap_msg(e);
         if m.contains("Permission denied") {
             FileError::Open("Permission denied".into())
+        } else if m.contains("file header bytes, only got 0") {
+            // Not a regular file (/dev/null, a FIFO) that ends before its first byte.
+            FileError::Empty
         } else {
             FileError::Format(m)
         }

@@ -108,9 +108,10 @@ pub enum LiveError {
     /// The interface is administratively down (`PCAP_ERROR_IFACE_NOT_UP`).
     #[error("{0}: interface is down (bring it up with: ip link set {0} up)")]
     InterfaceDown(String),
-    /// A bad BPF filter expression (libpcap's `pcap_compile` message).
-    #[error("bad filter expression: {0}")]
-    Filter(String),
+    /// A bad BPF filter expression: the expression and libpcap's `pcap_compile` message (a
+    /// usage error when the expression is the user's: `roce-inspect` exits with status 2).
+    #[error("bad filter expression '{0}': {1}")]
+    Filter(String, String),
     /// The savefile could not be created (`pcap_dump_open`'s message).
     #[error("cannot write savefile {path}: {msg}")]
     Savefile {
@@ -339,7 +340,7 @@ impl LiveSource {
     pub fn set_filter(&mut self, expr: &str) -> Result<(), LiveError> {
         self.cap
             .filter(expr, true)
-            .map_err(|e| LiveError::Filter(pcap_msg(e)))
+            .map_err(|e| LiveError::Filter(expr.to_string(), super::file::filter_msg(e)))
     }
 
     /// Install the user's filter `expr` and count the tagged RoCE frames it misses
@@ -358,7 +359,7 @@ impl LiveSource {
         let prog = self
             .cap
             .compile(expr, true)
-            .map_err(|e| LiveError::Filter(pcap_msg(e)))?;
+            .map_err(|e| LiveError::Filter(expr.to_string(), super::file::filter_msg(e)))?;
         let wide = tag_miss::suggest(expr, 2);
         if self.linktype == LinkType::ETHERNET && self.set_filter(&wide).is_ok() {
             self.user_filter = Some((prog, TagMiss::new(is_roce)));
@@ -389,7 +390,7 @@ impl LiveSource {
                 Err(e) => last = Some(e),
             }
         }
-        Err(last.unwrap_or_else(|| LiveError::Filter("no default filter".into())))
+        Err(last.unwrap_or_else(|| LiveError::Filter(String::new(), "no default filter".into())))
     }
 
     /// Copy every frame read from now on, unmodified, to a pcap savefile at `path`
