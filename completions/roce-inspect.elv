@@ -34,7 +34,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
         }
         &'roce-inspect;read'= {
             cand -r 'The capture file, tcpdump style (`read -r trace.pcap`); same as FILE'
-            cand --threads 'Threads that decode and format packets (default: the cores available). The output is the same whatever the number; 1 reads on one thread. Several threads are used for pcap/pcapng files (not standard input) and not with --mirror-time'
+            cand --threads 'Threads that decode and format packets (default: the cores available), while the calling thread analyses them in order and writes the output, which is the same whatever the number; 1 reads on one thread. Several threads are used while a pcap/pcapng file is read from its memory mapping (not standard input, not with --mirror-time)'
             cand -c 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`'
             cand --count 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`'
             cand -f 'libpcap BPF filter expression, like tcpdump''s, e.g. `-f ''udp port 4791 and host 10.0.0.1''`'

@@ -38,7 +38,7 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
         }
         'roce-inspect;read' {
             [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'The capture file, tcpdump style (`read -r trace.pcap`); same as FILE')
-            [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Threads that decode and format packets (default: the cores available). The output is the same whatever the number; 1 reads on one thread. Several threads are used for pcap/pcapng files (not standard input) and not with --mirror-time')
+            [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Threads that decode and format packets (default: the cores available), while the calling thread analyses them in order and writes the output, which is the same whatever the number; 1 reads on one thread. Several threads are used while a pcap/pcapng file is read from its memory mapping (not standard input, not with --mirror-time)')
             [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`')
             [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`')
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression, like tcpdump''s, e.g. `-f ''udp port 4791 and host 10.0.0.1''`')

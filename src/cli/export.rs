@@ -114,7 +114,9 @@ pub fn export(a: &ExportArgs) -> Result<Outcome> {
                     out_err.get_or_insert(e);
                 }
             }
-            Err(e) if a.files.len() == 1 => {
+            // A filter that does not compile is the user's mistake for every file: stop there
+            // (exit status 2).
+            Err(e) if a.files.len() == 1 || super::is_usage_error(&e) => {
                 progress.finish();
                 return Err(e);
             }

@@ -43,14 +43,14 @@ pub struct Cli {
 }
 
 /// Whether `e` is a bad command-line argument that only the run could find (a BPF filter
-/// expression libpcap cannot compile): `roce-inspect` then exits with status 2, as for the
-/// arguments clap refuses.
+/// expression of the user's that libpcap cannot compile): `roce-inspect` then exits with
+/// status 2, as for the arguments clap refuses.
 pub fn is_usage_error(e: &anyhow::Error) -> bool {
     use crate::source::file::FileError;
     use crate::source::live::LiveError;
     e.chain().any(|c| {
         matches!(c.downcast_ref::<FileError>(), Some(FileError::Filter(..)))
-            || matches!(c.downcast_ref::<LiveError>(), Some(LiveError::Filter(expr, _)) if !expr.is_empty())
+            || matches!(c.downcast_ref::<LiveError>(), Some(LiveError::Filter(..)))
     })
 }
 
@@ -204,9 +204,10 @@ pub struct ReadArgs {
     /// The capture file, tcpdump style (`read -r trace.pcap`); same as FILE.
     #[arg(short = 'r', id = "r_file", value_name = "FILE")]
     pub r_file: Option<String>,
-    /// Threads that decode and format packets (default: the cores available). The output is
-    /// the same whatever the number; 1 reads on one thread. Several threads are used for
-    /// pcap/pcapng files (not standard input) and not with --mirror-time.
+    /// Threads that decode and format packets (default: the cores available), while the
+    /// calling thread analyses them in order and writes the output, which is the same whatever
+    /// the number; 1 reads on one thread. Several threads are used while a pcap/pcapng file is
+    /// read from its memory mapping (not standard input, not with --mirror-time).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
     /// Display and decoding options.

@@ -4,9 +4,9 @@
 //! of the previous one are written in capture order — after feeding the analysis, in order,
 //! with its frames — so the output is byte for byte that of `--threads 1`.
 //!
-//! The analysis stays on one thread (its state follows the capture) and takes the frames decoded
-//! by the pool, in order, reduced to what it reads ([`Seen`]). Without packet lines to print (`-q`, `--summary`), the pool only
-//! decodes: decoding (with the ICRC check) and the analysis then run at once.
+//! The analysis stays on the calling thread (its state follows the capture) and takes the frames
+//! decoded by the pool, in order, reduced to what it reads ([`Seen`]): decoding (with the ICRC
+//! check) and the analysis run at once, with packet lines printed or not (`-q`).
 
 use std::io::{self, Write};
 
@@ -21,27 +21,32 @@ use crate::source::{FileSource, Record};
 /// Records per batch handed to one thread.
 const BATCH: usize = 2048;
 
-/// Records per batch when the decoded frames (as [`Seen`], 384 bytes each) feed the analysis:
-/// small batches keep them in the caches between the thread that decodes them and the one that
-/// analyses them, and few of them in memory (`read -q` on the 1M-packet benchmark trace: 0.21 s
-/// with 2048, 0.15 s with 256, 0.21 s on one thread; peak RSS 41 → 14 MB).
-const QUIET_BATCH: usize = 256;
+/// Records per batch when the decoded frames (as [`Seen`], 368 bytes each) feed the analysis (a
+/// report was asked for): small batches keep them in the caches between the thread that decodes
+/// them and the one that analyses them, and few of them in memory (`read -q` on the 1M-packet
+/// benchmark trace, 2 threads, when frames were handed over whole: 0.21 s with 2048, 0.15 s
+/// with 256; peak RSS 41 → 14 MB).
+const ANALYSIS_BATCH: usize = 256;
 
-/// Frames decoded at a time into a thread's scratch buffer when they are not printed.
+/// Frames decoded at a time into a scratch buffer when they are not printed.
 const SCRATCH: usize = 32;
 
 /// Batches per thread in one window.
 const PER_THREAD: usize = 4;
 
-/// Most captured bytes in one window (see `mapped::BATCH_LAG`, which keeps three windows
-/// mapped).
+/// Batches per thread in one window when the frames feed the analysis: fewer of them in memory
+/// (QPN spraying at the default `--max-flows` peaks under 32 MiB).
+const ANALYSIS_PER_THREAD: usize = 2;
+
+/// Most captured bytes in one window.
 const WINDOW_BYTES: usize = 8 << 20;
 
 /// Why the parallel loop stopped.
 pub enum Stop {
     /// The end of the file, or `-c N` reached.
     Done,
-    /// The rest of the file is read by libpcap (an anomaly); continue sequentially.
+    /// Not (or no longer) read from the mapping: libpcap reads the rest (an anomaly), or the
+    /// thread pool could not be made; continue sequentially.
     Sequential,
     /// The output was closed or failed.
     Output(io::Error),
@@ -78,8 +83,12 @@ pub fn read<'m>(
     };
     let shape = run.shape().clone();
     let keep_frames = run.analyzing();
-    let batch = if keep_frames { QUIET_BATCH } else { BATCH };
-    let window = threads * if keep_frames { 2 } else { PER_THREAD } * batch;
+    let (batch, per_thread) = if keep_frames {
+        (ANALYSIS_BATCH, ANALYSIS_PER_THREAD)
+    } else {
+        (BATCH, PER_THREAD)
+    };
+    let window = threads * per_thread * batch;
     // Buffers go round (located records, batches' lines and frames).
     let mut spare_recs: Vec<Vec<MappedRecord>> = Vec::new();
     let mut spare_bufs: Vec<Bufs<'m>> = Vec::new();
@@ -88,17 +97,18 @@ pub fn read<'m>(
     let mut pending: (Vec<MappedRecord>, Vec<Done<'m>>) = (Vec::new(), Vec::new());
     let mut next = locate(src, &mut left, window, Vec::new());
     loop {
-        let (located, more) = match next {
-            Ok(n) => n,
-            Err(e) => return finish(run, progress, pending, Stop::Read(e)),
-        };
+        let Located {
+            recs: located,
+            more,
+            err,
+        } = next;
         let batches = located.len().div_ceil(batch);
         spare_bufs.resize_with(spare_bufs.len().max(batches), || Bufs {
             text: Vec::new(),
             seen: Vec::new(),
         });
         let bufs: Vec<Bufs<'m>> = spare_bufs.drain(..batches).collect();
-        let last = !more || left == Some(0);
+        let last = !more || left == Some(0) || err.is_some();
         let spare = spare_recs.pop().unwrap_or_default();
         // At once: this window decoded and formatted and the next one located on the pool, the
         // previous one analysed and written here (the analysis keeps to one thread, its state
@@ -124,11 +134,12 @@ pub fn read<'m>(
         match walked {
             Some(w) => next = w,
             None => {
-                // Still mapped: the end of the file (or `-c`); else libpcap has the rest.
-                let stop = if left == Some(0) || src.shared_map().is_some() {
-                    Stop::Done
-                } else {
-                    Stop::Sequential
+                // The records located before a read error are written first; still mapped: the
+                // end of the file (or `-c`); else libpcap has the rest.
+                let stop = match err {
+                    Some(e) => Stop::Read(e),
+                    None if left == Some(0) || src.shared_map().is_some() => Stop::Done,
+                    None => Stop::Sequential,
                 };
                 return finish(run, progress, pending, stop);
             }
@@ -136,20 +147,32 @@ pub fn read<'m>(
     }
 }
 
+/// A window of located records.
+struct Located {
+    recs: Vec<MappedRecord>,
+    /// Whether the mapping may hold more.
+    more: bool,
+    /// The read error that ended the window (libpcap, taking over, failed); `recs` are the
+    /// records before it.
+    err: Option<FileError>,
+}
+
 /// Locate the next window of records in `src` (at most `window` records and about
-/// [`WINDOW_BYTES`] bytes, and no more than `left` allows), into `recs` (a spare buffer): the
-/// records and whether the mapping may hold more.
+/// [`WINDOW_BYTES`] bytes, and no more than `left` allows), into `recs` (a spare buffer).
 fn locate(
     src: &mut FileSource,
     left: &mut Option<u64>,
     window: usize,
     mut recs: Vec<MappedRecord>,
-) -> Result<(Vec<MappedRecord>, bool), FileError> {
+) -> Located {
     let room = left.map_or(window, |l| l.min(window as u64) as usize);
     recs.clear();
-    let more = src.next_mapped_batch(room, WINDOW_BYTES, &mut recs)?;
+    let (more, err) = match src.next_mapped_batch(room, WINDOW_BYTES, &mut recs) {
+        Ok(more) => (more, None),
+        Err(e) => (false, Some(e)),
+    };
     *left = left.map(|l| l - recs.len() as u64);
-    Ok((recs, more))
+    Located { recs, more, err }
 }
 
 /// Decode and format the located records, in batches on the pool, into `bufs` (one per batch);
@@ -166,7 +189,7 @@ fn format_window<'m>(
     located
         .par_chunks(batch)
         .zip(bufs)
-        // Frames to print are decoded into a scratch buffer of the thread's.
+        // Frames are decoded into a scratch buffer (one per rayon job).
         .map_init(Vec::new, |decoded, (chunk, Bufs { mut text, mut seen })| {
             text.clear();
             seen.clear();
@@ -208,6 +231,7 @@ fn emit<'m>(
     (recs, done): (Vec<MappedRecord>, Vec<Done<'m>>),
 ) -> io::Result<(Vec<MappedRecord>, Vec<Bufs<'m>>)> {
     if run.analyzing() {
+        debug_assert_eq!(recs.len(), done.iter().map(|d| d.seen.len()).sum::<usize>());
         let seen = done.iter().flat_map(|d| &d.seen);
         for (r, s) in recs.iter().zip(seen) {
             progress.frame(r.caplen);

@@ -476,7 +476,7 @@ pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome>
         return Ok(o);
     }
     progress.finish();
-    src.release_walked();
+    src.release_all_walked();
     if let Some(o) = io_outcome(run.finish())? {
         return Ok(o);
     }

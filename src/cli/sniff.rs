@@ -110,10 +110,15 @@ pub fn capture(a: &CaptureArgs, live_out: bool) -> Result<Outcome> {
     };
     if let Some(expr) = &expr {
         let dead = pcap::Capture::dead(pcap::Linktype(src.linktype().0 as i32))
-            .map_err(|e| LiveError::Filter(expr.clone(), e.to_string()))?;
-        let prog = dead
-            .compile(expr, true)
-            .map_err(|e| LiveError::Filter(expr.clone(), crate::source::file::filter_msg(e)))?;
+            .map_err(|e| LiveError::SetFilter(e.to_string()))?;
+        let prog = dead.compile(expr, true).map_err(|e| {
+            let msg = crate::source::file::filter_msg(e);
+            if d.filter.is_some() {
+                LiveError::Filter(expr.clone(), msg)
+            } else {
+                LiveError::DefaultFilter(format!("'{expr}': {msg}"))
+            }
+        })?;
         let counter = d.filter.is_some().then(|| run.roce_predicate());
         src.set_filter(prog, counter);
     }

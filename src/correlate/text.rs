@@ -8,11 +8,6 @@ use super::stats::DelaySummary;
 use crate::decode::Opcode;
 use crate::output::fit::{Cell, Grid, right};
 
-/// A report table with `header`.
-fn table(color: bool, header: &[&str]) -> Grid {
-    Grid::new(color, header)
-}
-
 /// A count, red when non-zero and `color`.
 fn bad(v: u64, color: bool) -> Cell {
     crate::output::fit::num(v, true, color)
@@ -100,7 +95,7 @@ pub fn write(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     links(r, &names, out, color)?;
     over_time(r, out)?;
     if !r.single_capture.is_empty() {
-        let mut t = table(color, &["src → dst", "only in", "packets"]);
+        let mut t = Grid::new(color, &["src → dst", "only in", "packets"]);
         for s in &r.single_capture {
             t.add_row(vec![
                 Cell::new(pair(&s.src, &s.dst)),
@@ -129,7 +124,7 @@ pub fn write(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
 }
 
 fn captures(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
-    let mut t = table(
+    let mut t = Grid::new(
         color,
         &[
             "file",
@@ -171,7 +166,7 @@ fn delay_cells(d: &Option<DelaySummary>) -> Vec<Cell> {
 }
 
 fn links(r: &Report, names: &Names, out: &mut dyn Write, color: bool) -> io::Result<()> {
-    let mut t = table(
+    let mut t = Grid::new(
         color,
         &[
             "src → dst",
@@ -263,7 +258,7 @@ fn packets(
     if v.is_empty() {
         return writeln!(out, "\n{title}: none");
     }
-    let mut t = table(
+    let mut t = Grid::new(
         color,
         &[&PACKET_KEY[..], &["seen in", "frame", "missing in"]].concat(),
     );
@@ -284,7 +279,7 @@ fn corrupted(out: &mut dyn Write, names: &Names, color: bool, v: &[CorruptRow]) 
         return Ok(());
     }
     let header = [&PACKET_KEY[..], &["upstream (frame)", "downstream (frame)"]].concat();
-    let mut t = table(color, &header);
+    let mut t = Grid::new(color, &header);
     for p in v {
         let mut row = packet_key(&p.src, &p.dst, p.dest_qp, p.psn, p.opcode);
         row.extend([

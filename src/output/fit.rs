@@ -78,6 +78,9 @@ fn table(color: bool) -> Table {
     t.load_style(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled);
     if color {
+        // crossterm, which writes comfy-table's colours, leaves them out under NO_COLOR; the
+        // caller has decided (`--color always` overrides NO_COLOR).
+        crossterm::style::Colored::set_ansi_color_disabled(false);
         t.enforce_styling();
     } else {
         t.force_no_tty();
@@ -188,15 +191,24 @@ pub fn write_table<R: AsRef<[Cell]>>(
     drop_order: &[&'static str],
     width: Option<u16>,
 ) -> io::Result<Vec<&'static str>> {
-    if width.is_some() {
+    let comfy = |out: &mut dyn Write| {
         let rows: Vec<Vec<Cell>> = (0..n).map(|i| row(i).as_ref().to_vec()).collect();
         let (t, hidden) = fit_table(color, header, &rows, drop_order, width);
-        writeln!(out, "{t}")?;
-        return Ok(hidden);
+        writeln!(out, "{t}").map(|()| hidden)
+    };
+    if width.is_some() {
+        return comfy(out);
     }
-    let mut widths: Vec<usize> = header.iter().map(|h| text_width(h)).collect();
+    // comfy-table's widths: at least 1, the widest line of the header and of each cell.
+    let mut widths: Vec<usize> = header.iter().map(|h| text_width(h).max(1)).collect();
     for i in 0..n {
-        for (w, c) in widths.iter_mut().zip(row(i).as_ref()) {
+        let r = row(i);
+        debug_assert_eq!(r.as_ref().len(), header.len(), "row {i} of a table");
+        for (w, c) in widths.iter_mut().zip(r.as_ref()) {
+            if c.text.contains(['\n', '\r']) {
+                // A cell of several lines (a file name, say): comfy-table's business.
+                return comfy(out);
+            }
             *w = (*w).max(c.width());
         }
     }
@@ -285,12 +297,12 @@ impl Plain<'_> {
 const ANSI_RESET: &str = "\x1b[39m";
 
 /// The ANSI sequence crossterm writes for foreground colour `c` (an index of the 256-colour
-/// palette, where the bright colours are 9–15), for the two colours a [`Cell`] can have.
+/// palette, where the bright colours are 9–15), for the colours a [`Cell`] can have.
 fn ansi_fg(c: Color) -> &'static str {
-    if c == Color::Red {
-        "\x1b[38;5;9m"
-    } else {
-        "\x1b[38;5;11m"
+    match c {
+        Color::Red => "\x1b[38;5;9m",
+        Color::Yellow => "\x1b[38;5;11m",
+        _ => unreachable!("a report cell is red or yellow"),
     }
 }
 
@@ -395,7 +407,9 @@ mod tests {
     #[test]
     fn draws_the_bytes_comfy_table_draws() {
         // Random tables (a fixed-seed LCG): 1–6 columns, 0–40 rows, empty, multi-byte and
-        // wide texts, both alignments, red and yellow cells, colour on and off.
+        // wide texts, empty headers, both alignments, red and yellow cells, colour on and off
+        // (under NO_COLOR too: `table` tells crossterm to colour), now and then a cell of two
+        // lines.
         let words = [
             "",
             "0",
@@ -418,11 +432,11 @@ mod tests {
                 .wrapping_add(1_442_695_040_888_963_407);
             (seed >> 33) as usize % m
         };
-        let heads = ["flow", "src → dst", "CE %", "a", "ACK RTT p50", "µ"];
+        let heads = ["flow", "src → dst", "CE %", "a", "ACK RTT p50", "µ", ""];
         for case in 0..300 {
             let cols = 1 + next(6);
             let header: Vec<&str> = (0..cols).map(|_| heads[next(heads.len())]).collect();
-            let rows: Vec<Vec<Cell>> = (0..next(41))
+            let mut rows: Vec<Vec<Cell>> = (0..next(41))
                 .map(|_| {
                     (0..cols)
                         .map(|_| {
@@ -440,6 +454,11 @@ mod tests {
                         .collect()
                 })
                 .collect();
+            if case % 10 == 0 && !rows.is_empty() {
+                // A cell of two lines (drawn by comfy-table itself).
+                let r = next(rows.len());
+                rows[r][next(cols)] = Cell::new("two\nlines");
+            }
             let color = case % 2 == 1;
             assert_eq!(
                 ours(color, &header, &rows),

@@ -247,7 +247,7 @@ impl FileSource {
 
     /// Every record read so far is decoded: release the mapped pages still held (no-op for
     /// libpcap's reader).
-    pub fn release_walked(&mut self) {
+    pub fn release_all_walked(&mut self) {
         if let Backend::Mapped(m) = &mut self.backend {
             m.release_all_walked();
         }
@@ -366,11 +366,7 @@ impl FileSource {
         if let Backend::Mapped(m) = &mut self.backend {
             m.begin_window();
         }
-        let located = self.locate_window(max, max_bytes, out);
-        if let Backend::Mapped(m) = &mut self.backend {
-            m.end_window();
-        }
-        located
+        self.locate_window(max, max_bytes, out)
     }
 
     /// The loop of [`FileSource::next_mapped_batch`].

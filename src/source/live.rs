@@ -108,10 +108,17 @@ pub enum LiveError {
     /// The interface is administratively down (`PCAP_ERROR_IFACE_NOT_UP`).
     #[error("{0}: interface is down (bring it up with: ip link set {0} up)")]
     InterfaceDown(String),
-    /// A bad BPF filter expression: the expression and libpcap's `pcap_compile` message (a
-    /// usage error when the expression is the user's: `roce-inspect` exits with status 2).
+    /// A bad BPF filter expression of the user's: the expression and libpcap's `pcap_compile`
+    /// message (a usage error: `roce-inspect` exits with status 2).
     #[error("bad filter expression '{0}': {1}")]
     Filter(String, String),
+    /// None of the default RoCE-only filters compiled for the interface's link type (libpcap's
+    /// message for the last one tried, with its expression).
+    #[error("cannot set the default RoCE filter: {0}")]
+    DefaultFilter(String),
+    /// A compiled filter could not be installed (`pcap_setfilter`: the kernel refused it).
+    #[error("cannot install the capture filter: {0}")]
+    SetFilter(String),
     /// The savefile could not be created (`pcap_dump_open`'s message).
     #[error("cannot write savefile {path}: {msg}")]
     Savefile {
@@ -336,11 +343,15 @@ impl LiveSource {
     /// Install a BPF filter expression (tcpdump syntax, `pcap_compile` + `pcap_setfilter`).
     ///
     /// # Errors
-    /// [`LiveError::Filter`] with libpcap's message.
+    /// [`LiveError::Filter`] with libpcap's message when `expr` does not compile,
+    /// [`LiveError::SetFilter`] when the kernel refuses the program.
     pub fn set_filter(&mut self, expr: &str) -> Result<(), LiveError> {
         self.cap
+            .compile(expr, true)
+            .map_err(|e| LiveError::Filter(expr.to_string(), super::file::filter_msg(e)))?;
+        self.cap
             .filter(expr, true)
-            .map_err(|e| LiveError::Filter(expr.to_string(), super::file::filter_msg(e)))
+            .map_err(|e| LiveError::SetFilter(pcap_msg(e)))
     }
 
     /// Install the user's filter `expr` and count the tagged RoCE frames it misses
@@ -380,17 +391,19 @@ impl LiveSource {
     /// without Ethertypes the UDP part only.
     ///
     /// # Errors
-    /// [`LiveError::Filter`] when no candidate compiles (libpcap's message for the last one).
+    /// [`LiveError::DefaultFilter`] when no candidate compiles (libpcap's message for the last
+    /// one), [`LiveError::SetFilter`] when the kernel refuses it.
     pub fn set_default_filter(&mut self, extra_ports: &[u16]) -> Result<String, LiveError> {
-        let mut last = None;
+        let mut last = String::new();
         for level in [FilterLevel::Vlan, FilterLevel::NoVlan, FilterLevel::UdpOnly] {
             let expr = filter_expr(extra_ports, level);
             match self.set_filter(&expr) {
                 Ok(()) => return Ok(expr),
-                Err(e) => last = Some(e),
+                Err(LiveError::Filter(e, m)) => last = format!("'{e}': {m}"),
+                Err(e) => return Err(e),
             }
         }
-        Err(last.unwrap_or_else(|| LiveError::Filter(String::new(), "no default filter".into())))
+        Err(LiveError::DefaultFilter(last))
     }
 
     /// Copy every frame read from now on, unmodified, to a pcap savefile at `path`

@@ -31,12 +31,6 @@ const RELEASE_EVERY: usize = 1 << 20;
 /// the record being decoded is the last one walked.
 const SEQUENTIAL_LAG: usize = 1 << 20;
 
-/// Most bytes behind the walk kept mapped once records are located in windows
-/// ([`MappedFile::begin_window`]): the parallel reader locates a window of records (at most
-/// about 8 MiB) while the window before it is formatted and the one before that analysed, so
-/// three windows are kept mapped (if not, they are read again from the page cache).
-const BATCH_LAG: usize = 32 << 20;
-
 /// How far ahead of the walk (bytes) the next record headers are prefetched: the walk reads one
 /// header per record, each in a line not yet in the caches (the parallel reader walks alone,
 /// ahead of the threads that read the records' bytes).
@@ -111,10 +105,11 @@ pub struct MappedFile {
     pos: usize,
     /// Offset up to which walked pages were released.
     released: usize,
-    /// How far behind the walk pages are released, bytes.
+    /// How far behind the walk pages are released, bytes (records read one at a time).
     lag: usize,
-    /// Offset where the window of records being located began ([`MappedFile::begin_window`]).
-    window_start: usize,
+    /// Offsets where the last windows of records began, oldest first, once records are located
+    /// in windows ([`MappedFile::begin_window`]): pages are released only below the first.
+    windows: Vec<usize>,
 }
 
 impl MappedFile {
@@ -134,7 +129,7 @@ impl MappedFile {
             pos: 0,
             released: 0,
             lag: SEQUENTIAL_LAG,
-            window_start: 0,
+            windows: Vec::new(),
         };
         m.read_header()?;
         Some(m)
@@ -338,6 +333,7 @@ impl MappedFile {
     /// built next, then has the memory the last stretch held).
     pub fn release_all_walked(&mut self) {
         self.lag = 0;
+        self.windows.clear();
         self.released_up_to(self.pos);
     }
 
@@ -345,7 +341,10 @@ impl MappedFile {
     fn release_walked(&mut self) {
         // Keep the last stretch mapped: records located ahead are still being decoded by the
         // parallel reader's threads.
-        let behind = self.pos.saturating_sub(self.lag);
+        let behind = match self.windows.first() {
+            Some(&start) => start,
+            None => self.pos.saturating_sub(self.lag),
+        };
         if behind < self.released + RELEASE_EVERY {
             return;
         }
@@ -371,21 +370,14 @@ impl MappedFile {
         }
     }
 
-    /// A window of records is now located ahead of its decoding (the parallel reader): until
-    /// [`MappedFile::end_window`] has measured a window, keep [`BATCH_LAG`] bytes mapped.
+    /// A window of records is now located ahead of its decoding (the parallel reader), while
+    /// the window before it is decoded and the one before that analysed: from now on pages are
+    /// released only below the start of that third window.
     pub fn begin_window(&mut self) {
-        if self.lag == SEQUENTIAL_LAG {
-            self.lag = BATCH_LAG;
+        if self.windows.len() == 3 {
+            self.windows.remove(0);
         }
-        self.window_start = self.pos;
-    }
-
-    /// The window is located: from now on keep three windows of its length mapped behind the
-    /// walk (the one being located, the one being formatted, the one being analysed), at most
-    /// [`BATCH_LAG`] bytes.
-    pub fn end_window(&mut self) {
-        let span = self.pos - self.window_start;
-        self.lag = (3 * span + RELEASE_EVERY).min(BATCH_LAG);
+        self.windows.push(self.pos);
     }
 
     /// Whether the walk stopped at the end of the file.
