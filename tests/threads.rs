@@ -156,3 +156,59 @@ fn parallel_read_hands_over_to_libpcap() {
         assert!(one == run(&f, "2", v), "{v:?}");
     }
 }
+
+/// Frames of 8 KiB (RC WRITE MIDDLE, jumbo MTU): windows end at their byte cap (8 MiB) rather
+/// than their record count, and walked pages are released behind the reader while the
+/// windows before are still decoded and analysed. With a short first window of ACK-sized
+/// frames, then big ones, then small ones again, every mode prints what `--threads 1` prints.
+#[test]
+fn big_frames_fill_windows_by_bytes() {
+    let mut recs = Vec::new();
+    let mut t = BASE_NS;
+    let mut psn = 0u32;
+    for (n, payload) in [
+        (3_000u32, 0usize),
+        (6_000, 8_192),
+        (3_000, 64),
+        (2_000, 8_192),
+    ] {
+        for _ in 0..n {
+            let mut w = Packet::v4(
+                [10, 252, 0, 1],
+                [10, 252, 0, 2],
+                Bth {
+                    opcode: if payload == 0 { 0x11 } else { 0x07 },
+                    dest_qp: 0x99,
+                    psn,
+                    ..Bth::default()
+                },
+            );
+            if payload == 0 {
+                w.ext.aeth = (0x1f, psn);
+            }
+            w.payload_len = payload;
+            recs.push(Record::new(t, w.build()));
+            t += 1_000;
+            psn = (psn + 1) & 0xff_ffff;
+        }
+    }
+    let bytes = pcap_bytes(LINKTYPE_ETHERNET, scenario::SNAPLEN, &recs);
+    assert!(bytes.len() > 3 * (8 << 20), "{} bytes", bytes.len());
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("big.pcap");
+    std::fs::write(&f, &bytes).unwrap();
+    for v in [
+        &[][..],
+        &["--json"][..],
+        &["-q"][..],
+        &["--summary", "--json", "--gaps"][..],
+        &["-c", "9500", "--json", "--summary"][..],
+    ] {
+        let one = run(&f, "1", v);
+        assert_eq!(one.0, Some(0), "{v:?}: {}", String::from_utf8_lossy(&one.2));
+        assert!(!one.1.is_empty(), "{v:?}");
+        for threads in ["2", "3"] {
+            assert!(one == run(&f, threads, v), "--threads {threads} {v:?}");
+        }
+    }
+}
