@@ -12,6 +12,7 @@ use crate::source::FileSource;
 
 /// A capture file being read for correlation.
 pub struct CaptureReader {
+    /// The file's name in messages (`<stdin>` for `-`).
     path: String,
     src: FileSource,
     linktype: LinkType,
@@ -35,7 +36,7 @@ impl CaptureReader {
             src.set_filter(f).with_context(|| shown.to_string())?;
         }
         Ok(CaptureReader {
-            path: path.to_string(),
+            path: shown.to_string(),
             linktype: src.linktype(),
             src,
             cfg: cfg.clone(),
