@@ -8,9 +8,9 @@ use super::stats::DelaySummary;
 use crate::decode::Opcode;
 use crate::output::fit::{Cell, Grid, right};
 
-/// A count, red when non-zero and `color`.
-fn bad(v: u64, color: bool) -> Cell {
-    crate::output::fit::num(v, true, color)
+/// A count, red when non-zero.
+fn bad(v: u64) -> Cell {
+    crate::output::fit::num(v, true)
 }
 
 /// `ns` since the epoch as `YYYY-MM-DD hh:mm:ss.ffffff` UTC (civil-from-days, H. Hinnant's
@@ -191,9 +191,9 @@ fn links(r: &Report, names: &Names, out: &mut dyn Write, color: bool) -> io::Res
                 names.get(&l.downstream)
             )),
             right(l.matched),
-            bad(l.lost, color),
-            bad(l.missed_by_upstream, color),
-            bad(l.corrupted, color),
+            bad(l.lost),
+            bad(l.missed_by_upstream),
+            bad(l.corrupted),
             right(l.unmatched_at_edges),
         ];
         row.extend(delay_cells(&l.one_way_delay_ns));

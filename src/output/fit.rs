@@ -16,12 +16,41 @@ use std::io::{self, Write};
 use comfy_table::{CellAlignment, Color, ContentArrangement, Table, presets};
 use unicode_width::UnicodeWidthStr;
 
-/// One cell of a report table: its text, alignment and colour.
+/// One cell of a report table: its text, alignment and colour (shown only in tables made
+/// with colour on).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cell {
     text: String,
     right: bool,
-    fg: Option<Color>,
+    fg: Option<Tint>,
+}
+
+/// The colours of report cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tint {
+    /// A problem.
+    Red,
+    /// A warning.
+    Yellow,
+}
+
+impl Tint {
+    /// comfy-table's colour.
+    fn comfy(self) -> Color {
+        match self {
+            Tint::Red => Color::Red,
+            Tint::Yellow => Color::Yellow,
+        }
+    }
+
+    /// The ANSI sequence crossterm writes for it (an index of the 256-colour palette, where
+    /// the bright colours are 9–15); [`ANSI_RESET`] ends it.
+    fn ansi(self) -> &'static str {
+        match self {
+            Tint::Red => "\x1b[38;5;9m",
+            Tint::Yellow => "\x1b[38;5;11m",
+        }
+    }
 }
 
 impl Cell {
@@ -34,17 +63,17 @@ impl Cell {
         }
     }
 
-    /// This cell in red (shown only in tables made with colour on): a problem.
+    /// This cell in red: a problem.
     #[must_use]
     pub fn red(mut self) -> Cell {
-        self.fg = Some(Color::Red);
+        self.fg = Some(Tint::Red);
         self
     }
 
-    /// This cell in yellow (shown only in tables made with colour on): a warning.
+    /// This cell in yellow: a warning.
     #[must_use]
     pub fn yellow(mut self) -> Cell {
-        self.fg = Some(Color::Yellow);
+        self.fg = Some(Tint::Yellow);
         self
     }
 
@@ -55,7 +84,7 @@ impl Cell {
             c = c.set_alignment(CellAlignment::Right);
         }
         if let Some(fg) = self.fg {
-            c = c.fg(fg);
+            c = c.fg(fg.comfy());
         }
         c
     }
@@ -96,10 +125,10 @@ pub fn right(s: impl ToString) -> Cell {
     }
 }
 
-/// A count, right-aligned, red when `bad`, the value non-zero and `color`.
-pub fn num(v: u64, bad: bool, color: bool) -> Cell {
+/// A count, right-aligned, red when `bad` and the value non-zero.
+pub fn num(v: u64, bad: bool) -> Cell {
     let c = right(v);
-    if bad && v > 0 && color { c.red() } else { c }
+    if bad && v > 0 { c.red() } else { c }
 }
 
 /// The width of the terminal standard output is printed on, or `None` when it is not a
@@ -260,7 +289,7 @@ impl Plain<'_> {
     /// A row of cells (text, right-aligned, colour); missing cells are drawn empty.
     fn cells<'c>(
         &mut self,
-        cells: impl Iterator<Item = (&'c str, bool, Option<Color>)>,
+        cells: impl Iterator<Item = (&'c str, bool, Option<Tint>)>,
     ) -> io::Result<()> {
         self.line.clear();
         self.line.push('│');
@@ -272,7 +301,7 @@ impl Plain<'_> {
             let (text, right, fg) = cells.next().unwrap_or(("", false, None));
             let pad = w.saturating_sub(text_width(text));
             let (before, after) = if right { (pad, 0) } else { (0, pad) };
-            let code = fg.filter(|_| self.color).map(ansi_fg);
+            let code = fg.filter(|_| self.color).map(Tint::ansi);
             if let Some(code) = code {
                 self.line.push_str(code);
             }
@@ -295,16 +324,6 @@ impl Plain<'_> {
 
 /// The ANSI sequence that ends a coloured cell (SGR 39: the default foreground colour).
 const ANSI_RESET: &str = "\x1b[39m";
-
-/// The ANSI sequence crossterm writes for foreground colour `c` (an index of the 256-colour
-/// palette, where the bright colours are 9–15), for the colours a [`Cell`] can have.
-fn ansi_fg(c: Color) -> &'static str {
-    match c {
-        Color::Red => "\x1b[38;5;9m",
-        Color::Yellow => "\x1b[38;5;11m",
-        _ => unreachable!("a report cell is red or yellow"),
-    }
-}
 
 /// A report table filled row by row, for tables that are small or built from several sources
 /// (the loss and congestion tables, `correlate`'s): written by [`write_table`], shown at full
@@ -473,7 +492,7 @@ mod tests {
         let mut g = Grid::new(false, &["flow", "n"]);
         assert!(g.is_empty());
         g.add_row(vec![right(1), Cell::new("10.0.0.1 → 10.0.0.2")]);
-        g.add_row(vec![right(22), num(0, true, false)]);
+        g.add_row(vec![right(22), num(0, true)]);
         let rows = [
             vec![right(1), Cell::new("10.0.0.1 → 10.0.0.2")],
             vec![right(22), right(0)],

@@ -62,35 +62,31 @@ fn problem(out: &mut dyn Write, s: &str, color: bool) -> io::Result<()> {
 }
 
 /// A message-kind cell: executed count / bytes, and the refused ones in red ("✗ n").
-fn kind_cell(c: CountBytes, color: bool) -> Cell {
+fn kind_cell(c: CountBytes) -> Cell {
     let text = match (c.count, c.failed) {
         (0, 0) => "-".to_string(),
         (_, 0) => format!("{} / {}", c.count, fmt_bytes(c.bytes)),
         _ => format!("{} / {} ✗ {}", c.count, fmt_bytes(c.bytes), c.failed),
     };
     let cell = right(text);
-    if color && c.failed > 0 {
-        cell.red()
-    } else {
-        cell
-    }
+    if c.failed > 0 { cell.red() } else { cell }
 }
 
-fn msg_cells(f: &FlowReport, color: bool) -> [Cell; 4] {
+fn msg_cells(f: &FlowReport) -> [Cell; 4] {
     let m = &f.messages;
-    [m.send, m.write, m.read, m.atomic].map(|c| kind_cell(c, color))
+    [m.send, m.write, m.read, m.atomic].map(kind_cell)
 }
 
 /// The congestion table's first cells for data flow `f`: id, addresses, ECN codepoint counts,
 /// CE percentage (of `ce_fraction`), FECN.
-fn ecn_cells(f: &FlowReport, ce_fraction: f64, color: bool) -> Vec<Cell> {
+fn ecn_cells(f: &FlowReport, ce_fraction: f64) -> Vec<Cell> {
     vec![
         right(f.id),
         Cell::new(flow_label(f)),
         right(f.ecn.ect0),
         right(f.ecn.ect1),
         right(f.ecn.not_ect),
-        num(f.ecn.ce, true, color),
+        num(f.ecn.ce, true),
         right(format!("{:.2}", ce_fraction * 100.0)),
         right(f.fecn),
     ]
@@ -212,12 +208,12 @@ pub fn write_summary_fit(
                 + f.naks.remote_op
                 + f.naks.invalid_rd
                 + f.naks.reserved;
-            let [send, write, read, atomic] = msg_cells(f, color);
+            let [send, write, read, atomic] = msg_cells(f);
             let ce = if f.ecn.ce == 0 {
                 right("0")
             } else {
                 let c = right(format!("{:.2}", f.ce_fraction * 100.0));
-                if color { c.yellow() } else { c }
+                c.yellow()
             };
             vec![
                 Cell::new(conn),
@@ -231,14 +227,14 @@ pub fn write_summary_fit(
                 write,
                 read,
                 atomic,
-                num(f.psn.gap_events, true, color),
-                num(f.psn.missing, true, color),
-                num(f.psn.retransmitted, true, color),
-                num(naks, true, color),
-                num(f.rnr_naks, true, color),
-                num(f.loss.timeouts, true, color),
+                num(f.psn.gap_events, true),
+                num(f.psn.missing, true),
+                num(f.psn.retransmitted, true),
+                num(naks, true),
+                num(f.rnr_naks, true),
+                num(f.loss.timeouts, true),
                 ce,
-                num(f.cnps, false, color),
+                num(f.cnps, false),
                 right(opt_stat(&f.ack_rtt_ns, |s| fmt_ns(s.median))),
             ]
         };
@@ -354,9 +350,9 @@ pub fn write_summary_fit(
         }) {
             t.add_row(vec![
                 right(f.id),
-                num(f.loss.nak_retransmissions, false, color),
-                num(f.loss.rnr_retransmissions, false, color),
-                num(f.loss.timeouts, true, color),
+                num(f.loss.nak_retransmissions, false),
+                num(f.loss.rnr_retransmissions, false),
+                num(f.loss.timeouts, true),
                 right(trio(&f.loss.nak_delay_ns)),
                 right(trio(&f.loss.retx_delay_ns)),
                 right(trio(&f.loss.timeout_delay_ns)),
@@ -389,10 +385,10 @@ pub fn write_summary_fit(
     for c in &report.connections {
         for d in &c.congestion {
             let f = &report.flows[d.data_flow];
-            let mut row = ecn_cells(f, d.ce_fraction, color);
+            let mut row = ecn_cells(f, d.ce_fraction);
             row.extend([
                 right(d.cnp_flow),
-                num(d.cnps, false, color),
+                num(d.cnps, false),
                 right(opt_stat(&d.ce_to_cnp_ns, |s| fmt_ns(s.median))),
                 right(opt_stat(&d.cnp_interarrival_ns, |s| {
                     format!("{} / {}", fmt_ns(s.min), fmt_ns(s.median))
@@ -417,10 +413,10 @@ pub fn write_summary_fit(
                     .any(|d| d.data_flow == f.id || d.cnp_flow == f.id)
             })
     }) {
-        let mut row = ecn_cells(f, f.ce_fraction, color);
+        let mut row = ecn_cells(f, f.ce_fraction);
         row.extend([
             Cell::new("unpaired"),
-            num(f.cnps, false, color),
+            num(f.cnps, false),
             right("-"),
             right("-"),
             right("-"),
@@ -609,8 +605,8 @@ fn write_unexplained(report: &Report, out: &mut dyn Write, color: bool) -> io::R
 }
 
 /// A gap verdict, in red when nothing explains the gap.
-fn verdict_cell(v: &str, color: bool) -> Cell {
-    if color && v == "unresolved" {
+fn verdict_cell(v: &str) -> Cell {
+    if v == "unresolved" {
         Cell::new(v).red()
     } else {
         Cell::new(v)
@@ -667,7 +663,7 @@ fn write_gap_table(
                         r.trigger.to_string(),
                     )
                 });
-        let after = if color && rt == "timeout" {
+        let after = if rt == "timeout" {
             Cell::new(rt).red()
         } else {
             Cell::new(rt)
@@ -681,13 +677,13 @@ fn write_gap_table(
             Cell::new(g.space),
             right(g.expected_psn),
             right(g.received_psn),
-            num(u64::from(g.missing), true, color),
+            num(u64::from(g.missing), true),
             right(nf),
             right(nd),
             right(rf),
             right(rd),
             after,
-            verdict_cell(g.verdict, color),
+            verdict_cell(g.verdict),
         ]
     };
     let hidden = write_table(out, color, &header, gaps.len(), row, &GAP_DROP_ORDER, width)?;
@@ -739,7 +735,7 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
         let reth = m.reth.map_or("-".to_string(), |r| {
             format!("{:#x} / 0x{:08x} / {}", r.va, r.rkey, r.dma_len)
         });
-        let reth = if m.dma_len_mismatch && color {
+        let reth = if m.dma_len_mismatch {
             Cell::new(reth).red()
         } else {
             Cell::new(reth)
@@ -755,7 +751,7 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
             }
             (st, _) => st.name().to_string(),
         };
-        let state = if color && !state.starts_with("ok") {
+        let state = if !state.starts_with("ok") {
             Cell::new(state).red()
         } else {
             Cell::new(state)
