@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use super::pipeline::{Run, Shape};
 use super::progress::Progress;
 use crate::analyze::Seen;
+use crate::decode::Frame;
 use crate::source::file::{FileError, MappedRecord};
 use crate::source::{FileSource, Record};
 
@@ -194,28 +195,27 @@ fn format_window<'m>(
             text.clear();
             seen.clear();
             let mut roce = 0;
-            if print {
-                decoded.clear();
-                let recs: Vec<Record<'m>> = chunk.iter().map(|r| r.record(map)).collect();
-                decoded.extend(recs.iter().map(|r| shape.decode(r)));
-                shape.format_into(&recs, decoded, &mut text);
-                for f in decoded.iter() {
+            // Count the RoCE frames, and keep what the analysis reads of each.
+            let mut tally = |decoded: &[Frame<'m>], seen: &mut Vec<Seen<'m>>| {
+                for f in decoded {
                     roce += u64::from(f.roce().is_some());
                     if keep_frames {
                         seen.push(Seen::of(f));
                     }
                 }
+            };
+            if print {
+                decoded.clear();
+                let recs: Vec<Record<'m>> = chunk.iter().map(|r| r.record(map)).collect();
+                decoded.extend(recs.iter().map(|r| shape.decode(r)));
+                shape.format_into(&recs, decoded, &mut text);
+                tally(decoded, &mut seen);
             } else {
                 // A few frames at a time: the scratch buffer stays small.
                 for part in chunk.chunks(SCRATCH) {
                     decoded.clear();
                     decoded.extend(part.iter().map(|r| shape.decode(&r.record(map))));
-                    for f in decoded.iter() {
-                        roce += u64::from(f.roce().is_some());
-                        if keep_frames {
-                            seen.push(Seen::of(f));
-                        }
-                    }
+                    tally(decoded, &mut seen);
                 }
             }
             Done { text, roce, seen }

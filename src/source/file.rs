@@ -366,16 +366,6 @@ impl FileSource {
         if let Backend::Mapped(m) = &mut self.backend {
             m.begin_window();
         }
-        self.locate_window(max, max_bytes, out)
-    }
-
-    /// The loop of [`FileSource::next_mapped_batch`].
-    fn locate_window(
-        &mut self,
-        max: usize,
-        max_bytes: usize,
-        out: &mut Vec<MappedRecord>,
-    ) -> Result<bool, FileError> {
         let mut bytes = 0;
         for _ in 0..max {
             if self.done {

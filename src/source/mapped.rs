@@ -105,8 +105,6 @@ pub struct MappedFile {
     pos: usize,
     /// Offset up to which walked pages were released.
     released: usize,
-    /// How far behind the walk pages are released, bytes (records read one at a time).
-    lag: usize,
     /// Offsets where the last windows of records began, oldest first, once records are located
     /// in windows ([`MappedFile::begin_window`]): pages are released only below the first.
     windows: Vec<usize>,
@@ -128,7 +126,6 @@ impl MappedFile {
             ifaces: Vec::new(),
             pos: 0,
             released: 0,
-            lag: SEQUENTIAL_LAG,
             windows: Vec::new(),
         };
         m.read_header()?;
@@ -332,9 +329,7 @@ impl MappedFile {
     /// The records walked are all decoded: release every page walked (the analysis report,
     /// built next, then has the memory the last stretch held).
     pub fn release_all_walked(&mut self) {
-        self.lag = 0;
-        self.windows.clear();
-        self.released_up_to(self.pos);
+        self.release_up_to(self.pos);
     }
 
     /// Release the pages walked so far, every [`RELEASE_EVERY`] bytes.
@@ -343,16 +338,16 @@ impl MappedFile {
         // parallel reader's threads.
         let behind = match self.windows.first() {
             Some(&start) => start,
-            None => self.pos.saturating_sub(self.lag),
+            None => self.pos.saturating_sub(SEQUENTIAL_LAG),
         };
         if behind < self.released + RELEASE_EVERY {
             return;
         }
-        self.released_up_to(behind);
+        self.release_up_to(behind);
     }
 
     /// Release the walked pages below offset `behind` (rounded down to a page).
-    fn released_up_to(&mut self, behind: usize) {
+    fn release_up_to(&mut self, behind: usize) {
         let page = 4096;
         let end = behind / page * page;
         if end > self.released {
