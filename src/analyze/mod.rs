@@ -159,16 +159,20 @@ pub struct Seen<'a> {
 impl<'a> Seen<'a> {
     /// What the analysis reads of `frame`.
     pub fn of(frame: &Frame<'a>) -> Seen<'a> {
-        let roce = frame.roce().copied();
-        let (session, pcp) = match roce {
-            Some(_) => Seen::extras(frame),
-            None => (None, None),
-        };
-        Seen { roce, session, pcp }
+        let (session, pcp) = Seen::extras(frame);
+        Seen {
+            roce: frame.roce().copied(),
+            session,
+            pcp,
+        }
     }
 
-    /// The frame's mirror session and priority.
+    /// The mirror session and priority of a RoCE frame (none for another frame: the analysis
+    /// does not read them).
     fn extras(frame: &Frame) -> (Option<u32>, Option<u8>) {
+        if frame.roce().is_none() {
+            return (None, None);
+        }
         (
             frame.encap.session(),
             frame.link.inner_vlan_pcp.or(frame.link.vlan_pcp),
@@ -331,12 +335,8 @@ impl Analyzer {
     /// Account one frame. `frame_no` is its 1-based number, `ts_ns` its capture time in ns
     /// since the epoch. Call for every frame, RoCE or not, in capture order. Never panics.
     pub fn push(&mut self, frame_no: u64, ts_ns: u64, frame: &Frame) {
-        let roce = frame.roce();
-        let (session, pcp) = match roce {
-            Some(_) => Seen::extras(frame),
-            None => (None, None),
-        };
-        self.push_parts(frame_no, ts_ns, roce, session, pcp);
+        let (session, pcp) = Seen::extras(frame);
+        self.push_parts(frame_no, ts_ns, frame.roce(), session, pcp);
     }
 
     /// [`Analyzer::push`] for a frame reduced to what the analysis reads ([`Seen`]).

@@ -257,7 +257,17 @@ impl<K> CountMap<K> {
     where
         K: std::borrow::Borrow<Q>,
     {
-        self.0.iter().find(|(k, _)| k.borrow() == key).map(|e| e.1)
+        self.find(key).copied()
+    }
+
+    fn find<Q: Ord + ?Sized>(&self, key: &Q) -> Option<&u64>
+    where
+        K: std::borrow::Borrow<Q>,
+    {
+        self.0
+            .iter()
+            .find(|(k, _)| k.borrow() == key)
+            .map(|(_, n)| n)
     }
 
     /// Whether `key` has a count.
@@ -274,10 +284,7 @@ impl<K: std::borrow::Borrow<Q>, Q: Ord + ?Sized> std::ops::Index<&Q> for CountMa
 
     /// The count of `key`; panics when absent, as a map's index does.
     fn index(&self, key: &Q) -> &u64 {
-        match self.0.iter().find(|(k, _)| k.borrow() == key) {
-            Some((_, n)) => n,
-            None => panic!("no such key"),
-        }
+        self.find(key).expect("no such key")
     }
 }
 
