@@ -46,10 +46,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
             Ok(()) => ExitCode::from(e.exit_code().clamp(0, 255) as u8),
             Err(w) if w.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
             Err(w) => {
-                eprintln!(
-                    "roce-inspect: writing output: {}",
-                    roce_inspect::output::io_text(&w)
-                );
+                eprintln!("roce-inspect: {}", roce_inspect::output::write_error(&w));
                 ExitCode::FAILURE
             }
         },

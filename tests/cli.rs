@@ -1041,18 +1041,22 @@ fn output_and_folder_errors_are_one_plain_line() {
     let wb = sample("write_bw.pcap");
     let wb = wb.to_str().unwrap();
     let pq = dir.path().join("pq");
+    // (exit status, standard error) of a run whose standard output is a full disk.
+    let to_full = |args: &[&str]| {
+        let full = std::fs::File::create("/dev/full").unwrap();
+        let out = StdCommand::new(env!("CARGO_BIN_EXE_roce-inspect"))
+            .args(args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stderr).unwrap())
+    };
     for args in [
         vec!["read", wb],
         vec!["export", wb, "--parquet", pq.to_str().unwrap()],
     ] {
-        let full = std::fs::File::create("/dev/full").unwrap();
-        let out = StdCommand::new(env!("CARGO_BIN_EXE_roce-inspect"))
-            .args(&args)
-            .stdout(full)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        let (code, stderr) = to_full(&args);
+        assert_eq!(code, Some(1), "{args:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(
             stderr.starts_with("roce-inspect: writing output: "),
@@ -1062,14 +1066,8 @@ fn output_and_folder_errors_are_one_plain_line() {
     }
     // --help and --version too: clap prints them, a failed write is still an error.
     for args in [vec!["--version"], vec!["read", "--help"], vec!["--help"]] {
-        let full = std::fs::File::create("/dev/full").unwrap();
-        let out = StdCommand::new(env!("CARGO_BIN_EXE_roce-inspect"))
-            .args(&args)
-            .stdout(full)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        let (code, stderr) = to_full(&args);
+        assert_eq!(code, Some(1), "{args:?}: {stderr}");
         assert_eq!(
             stderr, "roce-inspect: writing output: No space left on device\n",
             "{args:?}"

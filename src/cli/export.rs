@@ -128,7 +128,7 @@ pub fn export(a: &ExportArgs) -> Result<Outcome> {
     }
     progress.finish();
     if let Some(e) = out_err {
-        bail!("writing output: {}", crate::output::io_text(&e));
+        bail!(crate::output::write_error(&e));
     }
     if !failed.is_empty() {
         return Err(anyhow!(

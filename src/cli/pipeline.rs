@@ -407,10 +407,7 @@ pub(crate) fn io_outcome(r: io::Result<()>) -> Result<Option<Outcome>> {
     match r {
         Ok(()) => Ok(None),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(Some(Outcome::ClosedPipe)),
-        Err(e) => Err(anyhow::anyhow!(
-            "writing output: {}",
-            crate::output::io_text(&e)
-        )),
+        Err(e) => Err(anyhow::anyhow!(crate::output::write_error(&e))),
     }
 }
 

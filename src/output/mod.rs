@@ -27,6 +27,12 @@ pub fn io_text(e: &io::Error) -> String {
     }
 }
 
+/// The one line for a failed write to standard output ("writing output: No space left on
+/// device").
+pub fn write_error(e: &io::Error) -> String {
+    format!("writing output: {}", io_text(e))
+}
+
 /// `n` and the English `noun`, plural unless `n` is 1 ("1 frame", "3 frames"); for nouns whose
 /// plural adds an `s`.
 pub fn counted(n: u64, noun: &str) -> String {
