@@ -67,7 +67,7 @@ pub fn partition_dir(dir: &Path, table: &str, capture: &str) -> PathBuf {
 const QUEUE: usize = 2;
 
 /// A thread fed items of type `I` through a bounded queue, whose work ends with a result `R`
-/// or the first error (the Parquet writer of one file, the message spill).
+/// or the first error (the Parquet writer of one file).
 pub(super) struct Worker<I: Send + 'static, R: Send + 'static> {
     tx: Option<SyncSender<I>>,
     handle: Option<JoinHandle<Result<R, ExportError>>>,

@@ -4,25 +4,30 @@
 //! store prefix) read as one dataset in DuckDB, Polars or Spark.
 //!
 //! - `packets` ([`packets`]): one row per RoCE frame, typed columns from the decoder's packet;
-//! - `flows`, `connections`, `messages`, `gaps` ([`report`]): the `--summary --json` report's
-//!   arrays, one row per item, columns inferred from the JSON values.
+//! - `messages` ([`messages`]): the `--summary --json --messages` report's `messages` array,
+//!   one row per message, fixed typed columns named as the JSON keys;
+//! - `flows`, `connections`, `gaps` ([`report`]): the `--summary --json` report's arrays, one
+//!   row per item, columns inferred from the JSON values.
 //!
 //! Memory stays bounded on any capture length: packets are collected into batches of
 //! [`PACKET_BATCH_ROWS`] rows, turned into columns and written as row groups of
-//! [`ROW_GROUP_ROWS`] rows (zstd) on a writer thread; reassembled messages are flattened and
-//! spilled to a temporary file on a thread of their own as they complete, and turned into the
-//! `messages` table at the end. The file format is Apache Parquet
+//! [`ROW_GROUP_ROWS`] rows (zstd) on a writer thread; reassembled messages go to a writer
+//! thread of their own in batches as they complete. The file format is Apache Parquet
 //! (<https://parquet.apache.org/docs/file-format/>), written with the `parquet` crate.
 
+#[macro_use]
+pub mod columns;
 pub mod file;
 pub mod flat;
+pub mod messages;
 pub mod packets;
 pub mod report;
 
-use std::fs::{self, File};
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use arrow_array::{ArrayRef, StringArray};
 use serde::Serialize;
 
 use crate::analyze::message::Message;
@@ -117,35 +122,24 @@ pub struct Exporter {
     target: ExportTarget,
     rows: PacketRows,
     packets: PartFile<Vec<PacketRow>>,
+    messages: PartFile<Vec<Message>>,
     counts: ExportCounts,
-    spill: Spill,
 }
 
 impl Exporter {
-    /// Start the export of one capture (creates the `packets` partition and the message spill).
+    /// Start the export of one capture (creates the `packets` and `messages` partitions).
     ///
     /// # Errors
     /// A folder or file under `target.dir` cannot be created.
     pub fn create(target: ExportTarget) -> Result<Exporter, ExportError> {
-        let schema = packets::schema();
-        let (capture, host) = (target.capture.clone(), target.host.clone());
-        let of_rows = schema.clone();
-        let packets = PartFile::create_with(
-            &target.dir,
-            "packets",
-            &target.capture,
-            &target.host,
-            schema,
-            move |rows: Vec<PacketRow>| packets::batch(&of_rows, &rows, &capture, &host),
-        )?;
-        let spill_dir = file::partition_dir(&target.dir, "messages", &target.capture);
-        let spill = Spill::create(&spill_dir)?;
+        let packets = typed_table(&target, "packets", packets::schema(), packets::batch)?;
+        let messages = typed_table(&target, "messages", messages::schema(), messages::batch)?;
         Ok(Exporter {
             target,
             rows: PacketRows::new(),
             packets,
+            messages,
             counts: ExportCounts::default(),
-            spill,
         })
     }
 
@@ -162,11 +156,11 @@ impl Exporter {
         Ok(())
     }
 
-    /// Add a decoded frame if it is RoCE; once per batch of packets, also spill the messages
+    /// Add a decoded frame if it is RoCE; once per batch of packets, also write the messages
     /// `analyzer` completed meanwhile (pass `None` to leave them in its report).
     ///
     /// # Errors
-    /// Writing a full batch or the spill file failed.
+    /// Writing a full batch failed.
     pub fn frame(
         &mut self,
         m: &PacketMeta<'_>,
@@ -185,23 +179,24 @@ impl Exporter {
         Ok(())
     }
 
-    /// Spill completed messages (from [`crate::analyze::Analyzer::take_messages`]).
+    /// Write completed messages (from [`crate::analyze::Analyzer::take_messages`]).
     ///
     /// # Errors
-    /// Writing the spill file failed.
+    /// Writing the `messages` table failed.
     pub fn messages(&mut self, msgs: Vec<Message>) -> Result<(), ExportError> {
         if msgs.is_empty() {
             return Ok(());
         }
-        self.spill.push(msgs)
+        self.counts.messages += msgs.len() as u64;
+        self.messages.write(msgs)
     }
 
     fn flush_rows(&mut self) -> Result<(), ExportError> {
         self.packets.write(self.rows.take())
     }
 
-    /// Finish the `packets` table and write the report tables from `report` (whose
-    /// `messages`, if any, follow those already spilled).
+    /// Finish the `packets` and `messages` tables (the messages of `report`, if any, follow
+    /// those already written) and write the other report tables from `report`.
     ///
     /// # Errors
     /// Writing any of the files failed; the files not yet finished are removed.
@@ -212,27 +207,52 @@ impl Exporter {
         if let Some(m) = &report.messages {
             self.messages(m.clone())?;
         }
+        if self.counts.messages == 0 {
+            // An empty batch, so that the file has its schema and no row.
+            self.messages.write(Vec::new())?;
+        }
         self.packets.finish()?;
+        self.messages.finish()?;
         let t = self.target.clone();
         let mut counts = self.counts.clone();
         counts.flows = write_items(&t, "flows", &report.flows)?;
         counts.connections = write_items(&t, "connections", &report.connections)?;
         counts.gaps = write_items(&t, "gaps", &report.gaps)?;
-        let (path, layout) = self.spill.close()?;
-        let n = File::open(&path)
-            .map_err(|e| ExportError::io(&path, e))
-            .and_then(|f| {
-                write_table(
-                    &t,
-                    "messages",
-                    &layout,
-                    BufReader::with_capacity(1 << 16, f),
-                )
-            });
-        let _ = fs::remove_file(&path);
-        counts.messages = n?;
         Ok(counts)
     }
+}
+
+/// A table of fixed columns written from items of type `T` by `convert` (`packets`,
+/// `messages`): the conversion to columns runs on the writer's thread too.
+fn typed_table<T: Send + 'static>(
+    target: &ExportTarget,
+    table: &str,
+    schema: arrow_schema::SchemaRef,
+    convert: fn(
+        &arrow_schema::SchemaRef,
+        &[T],
+        &str,
+        &str,
+    ) -> Result<arrow_array::RecordBatch, arrow_schema::ArrowError>,
+) -> Result<PartFile<Vec<T>>, ExportError> {
+    let (capture, host) = (target.capture.clone(), target.host.clone());
+    let of_rows = schema.clone();
+    PartFile::create_with(
+        &target.dir,
+        table,
+        &target.capture,
+        &target.host,
+        schema,
+        move |rows: Vec<T>| convert(&of_rows, &rows, &capture, &host),
+    )
+}
+
+/// The `capture` and `host` columns of a batch of `rows` rows: the same text in every row.
+fn constant_columns(rows: usize, capture: &str, host: &str) -> Vec<ArrayRef> {
+    let constant = |v: &str| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(std::iter::repeat_n(v, rows)))
+    };
+    vec![constant(capture), constant(host)]
 }
 
 /// Write a report array held in memory as a table.
@@ -281,56 +301,4 @@ fn write_table<R: Read>(
     }
     out.finish()?;
     Ok(n)
-}
-
-/// Messages spilled to a file while the capture is read, their columns inferred on the way,
-/// on a thread of its own (flattening a message costs about as much as decoding a packet).
-struct Spill {
-    path: PathBuf,
-    worker: file::Worker<Vec<Message>, TableLayout>,
-}
-
-/// Batches of messages queued for the spill thread.
-const SPILL_QUEUE: usize = 4;
-
-impl Spill {
-    fn create(dir: &Path) -> Result<Spill, ExportError> {
-        fs::create_dir_all(dir).map_err(|e| ExportError::io(dir, e))?;
-        let path = dir.join(file::temp_name("messages.spill"));
-        let f = File::create(&path).map_err(|e| ExportError::io(&path, e))?;
-        let name = path.clone();
-        let worker = file::Worker::start("parquet-spill".into(), &path, SPILL_QUEUE, move |rx| {
-            let mut table = TableSpill::new(BufWriter::with_capacity(1 << 16, f));
-            for batch in rx {
-                for m in &batch {
-                    table.push(m).map_err(|e| ExportError::io(&name, e))?;
-                }
-            }
-            let (mut out, layout) = table.finish();
-            out.flush().map_err(|e| ExportError::io(&name, e))?;
-            Ok(layout)
-        })?;
-        Ok(Spill { path, worker })
-    }
-
-    fn push(&mut self, msgs: Vec<Message>) -> Result<(), ExportError> {
-        self.worker.send(msgs)
-    }
-
-    /// Flush and close; the path to read back and the messages' columns.
-    fn close(&mut self) -> Result<(PathBuf, TableLayout), ExportError> {
-        let layout = self.worker.join()?;
-        Ok((self.path.clone(), layout))
-    }
-}
-
-impl Drop for Spill {
-    /// A spill never read back (an error before `finish`) is removed.
-    fn drop(&mut self) {
-        if self.worker.running() {
-            let _ = self.worker.join();
-        }
-        // Gone already when it was read back.
-        let _ = fs::remove_file(&self.path);
-    }
 }

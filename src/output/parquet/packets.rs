@@ -12,43 +12,14 @@ use std::sync::Arc;
 
 use arrow_array::builder::StringBuilder;
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray,
-    TimestampNanosecondArray, UInt8Array, UInt16Array, UInt32Array, UInt64Array,
+    ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt8Array, UInt16Array,
+    UInt32Array, UInt64Array,
 };
-use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef, TimeUnit};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+
+use super::columns::{Column, UtcTimestamps, ts_type};
 
 use crate::decode::{Address, AethKind, Encap, IcrcStatus, LinkSummary, RocePacket};
-
-/// The Arrow type of `ts`: ns since the Unix epoch, UTC (Parquet `TIMESTAMP(NANOS, true)`).
-fn ts_type() -> DataType {
-    DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()))
-}
-
-/// An array that is a column of a batch.
-trait Column {
-    fn into_column(self) -> ArrayRef;
-}
-
-impl<A: Array + 'static> Column for A {
-    fn into_column(self) -> ArrayRef {
-        Arc::new(self)
-    }
-}
-
-/// The `ts` column: timestamps in UTC ([`ts_type`]).
-struct UtcTimestamps(TimestampNanosecondArray);
-
-impl FromIterator<Option<i64>> for UtcTimestamps {
-    fn from_iter<I: IntoIterator<Item = Option<i64>>>(it: I) -> Self {
-        UtcTimestamps(TimestampNanosecondArray::from_iter(it).with_timezone("UTC"))
-    }
-}
-
-impl Column for UtcTimestamps {
-    fn into_column(self) -> ArrayRef {
-        Arc::new(self.0)
-    }
-}
 
 /// An address column: each address as `read --json` writes it, formatted once per run of
 /// recent ones (most packets repeat the two ends of a few flows).
@@ -74,23 +45,8 @@ impl Column for Addresses {
     }
 }
 
-/// Declares the columns once: the schema ([`schema`]) and the arrays of a batch
-/// ([`PacketRows::take_batch`]), in the same order. Each column is built from the whole batch
-/// at once (`$array::from_iter` over the rows), which is several times faster than appending
-/// every row to 75 builders in turn.
-macro_rules! columns {
-    ($( $name:ident : $array:ty = $dt:expr, $nullable:expr, |$r:ident| $value:expr; )*) => {
-        fn fields() -> Vec<Field> {
-            vec![ $( Field::new(stringify!($name), $dt, $nullable), )* ]
-        }
-
-        fn arrays(rows: &[PacketRow]) -> Vec<ArrayRef> {
-            vec![ $( rows.iter().map(|$r: &PacketRow| $value).collect::<$array>().into_column(), )* ]
-        }
-    };
-}
-
 columns! {
+    rows: PacketRow;
     frame: UInt64Array = DataType::UInt64, false, |r| Some(r.frame);
     ts: UtcTimestamps = ts_type(), false,
         |r| Some(i64::try_from(r.ts_ns).unwrap_or(i64::MAX));
@@ -322,13 +278,7 @@ pub fn batch(
     capture: &str,
     host: &str,
 ) -> Result<RecordBatch, ArrowError> {
-    let constant = |v: &str| -> ArrayRef {
-        Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
-            v,
-            rows.len(),
-        )))
-    };
-    let mut cols = vec![constant(capture), constant(host)];
+    let mut cols = super::constant_columns(rows.len(), capture, host);
     cols.extend(arrays(rows));
     RecordBatch::try_new(schema.clone(), cols)
 }

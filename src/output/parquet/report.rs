@@ -1,4 +1,4 @@
-//! The report tables (`flows`, `connections`, `messages`, `gaps`): one row per item of the
+//! The report tables (`flows`, `connections`, `gaps`): one row per item of the
 //! `--summary --json` document's array of that name. Items of any `Serialize` type are
 //! flattened ([`super::flat`]) as their JSON form would be, so keys added to the report appear
 //! as columns without a change here.
@@ -15,8 +15,9 @@
 //!   another), are Utf8 holding each value's JSON text.
 //!
 //! The columns are known only when every item was seen, so items are first written to a spill
-//! ([`TableSpill`]: a compact binary form, in a file for `messages`) while the columns are
-//! inferred, then read back into record batches ([`ReportRows`]).
+//! ([`TableSpill`]: a compact binary form in memory) while the columns are inferred, then read
+//! back into record batches ([`ReportRows`]). (`messages`, one row per message of a long run,
+//! has fixed columns that follow the same rules: [`super::messages`].)
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};

@@ -1,0 +1,183 @@
+//! The `messages` table: one row per reassembled message, the items of the `messages` array
+//! of `read --summary --json --messages` with typed columns. The names follow the report
+//! tables' rule ([`super::report`]: a nested object's keys joined to its key with `_`, as
+//! `reth.dma_len` → `reth_dma_len`, columns in name order) and so do the types (integers
+//! UInt64, flags Boolean, names Utf8), but the columns are fixed, like `packets`': a field
+//! that no message of a capture has (`feth_*` without FLUSH, `request_*` without READ) is a
+//! column of nulls, so that every capture's file has the same schema. The table has one row
+//! per message of a long run, so it is built while the capture is read, on a writer thread
+//! (no spill, no second pass).
+
+use std::sync::Arc;
+
+use arrow_array::{BooleanArray, RecordBatch, StringArray, UInt64Array};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+
+use crate::analyze::message::Message;
+
+columns! {
+    rows: Message;
+    bytes: UInt64Array = DataType::UInt64, false, |m| Some(m.bytes);
+    complete: BooleanArray = DataType::Boolean, false, |m| Some(m.complete);
+    dma_len_mismatch: BooleanArray = DataType::Boolean, false, |m| Some(m.dma_len_mismatch);
+    duration_ns: UInt64Array = DataType::UInt64, false, |m| Some(m.duration_ns);
+    end_ts_ns: UInt64Array = DataType::UInt64, false, |m| Some(m.end_ts_ns);
+    feth_placement_type: UInt64Array = DataType::UInt64, true,
+        |m| m.feth.map(|f| u64::from(f.placement_type));
+    feth_selectivity: UInt64Array = DataType::UInt64, true,
+        |m| m.feth.map(|f| u64::from(f.selectivity));
+    first_frame: UInt64Array = DataType::UInt64, false, |m| Some(m.first_frame);
+    first_psn: UInt64Array = DataType::UInt64, false, |m| Some(u64::from(m.first_psn));
+    flow: UInt64Array = DataType::UInt64, false, |m| Some(m.flow as u64);
+    imm_data: UInt64Array = DataType::UInt64, true, |m| m.imm_data.map(u64::from);
+    immediate: BooleanArray = DataType::Boolean, false, |m| Some(m.immediate);
+    kind: StringArray = DataType::Utf8, false, |m| Some(m.kind.name());
+    last_frame: UInt64Array = DataType::UInt64, false, |m| Some(m.last_frame);
+    last_psn: UInt64Array = DataType::UInt64, false, |m| Some(u64::from(m.last_psn));
+    packets: UInt64Array = DataType::UInt64, false, |m| Some(u64::from(m.packets));
+    read_latency_ns: UInt64Array = DataType::UInt64, true, |m| m.read_latency_ns;
+    reissue_frame: UInt64Array = DataType::UInt64, true, |m| m.reissue_frame;
+    reissues: UInt64Array = DataType::UInt64, false, |m| Some(u64::from(m.reissues));
+    request_frame: UInt64Array = DataType::UInt64, true, |m| m.request_frame;
+    request_ts_ns: UInt64Array = DataType::UInt64, true, |m| m.request_ts_ns;
+    reth_dma_len: UInt64Array = DataType::UInt64, true, |m| m.reth.map(|r| u64::from(r.dma_len));
+    reth_rkey: UInt64Array = DataType::UInt64, true, |m| m.reth.map(|r| u64::from(r.rkey));
+    reth_va: UInt64Array = DataType::UInt64, true, |m| m.reth.map(|r| r.va);
+    start_ts_ns: UInt64Array = DataType::UInt64, false, |m| Some(m.start_ts_ns);
+    status: StringArray = DataType::Utf8, false, |m| Some(m.status.name());
+}
+
+/// The `messages` table's Arrow schema: `capture`, `host`, then the message's columns.
+pub fn schema() -> SchemaRef {
+    let mut f = vec![
+        Field::new("capture", DataType::Utf8, false),
+        Field::new("host", DataType::Utf8, false),
+    ];
+    f.extend(fields());
+    Arc::new(Schema::new(f))
+}
+
+/// `msgs` of `capture` taken on `host` as a record batch of `schema` (from [`schema`]).
+///
+/// # Errors
+/// Arrow's error if the columns disagree with the schema (a bug).
+pub fn batch(
+    schema: &SchemaRef,
+    msgs: &[Message],
+    capture: &str,
+    host: &str,
+) -> Result<RecordBatch, ArrowError> {
+    let mut cols = super::constant_columns(msgs.len(), capture, host);
+    cols.extend(arrays(msgs));
+    RecordBatch::try_new(schema.clone(), cols)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::message::{FethInfo, MessageKind, MessageStatus, RethInfo};
+    use crate::output::parquet::flat::{Leaf, flatten};
+    use arrow_array::Array;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::UInt64Type;
+
+    /// A message with every optional field set (so that every key has a value in JSON).
+    fn full() -> Message {
+        Message {
+            flow: 3,
+            kind: MessageKind::Read,
+            immediate: true,
+            imm_data: Some(0xdead_beef),
+            first_psn: 0xff_fffe,
+            last_psn: 1,
+            first_frame: 10,
+            last_frame: 14,
+            packets: 4,
+            bytes: 4096,
+            start_ts_ns: 1_700_000_000_000_000_001,
+            end_ts_ns: 1_700_000_000_000_000_901,
+            duration_ns: 900,
+            reth: Some(RethInfo {
+                va: 0xffff_0000_1234_5678,
+                rkey: 0x8000_0001,
+                dma_len: 4097,
+            }),
+            dma_len_mismatch: true,
+            request_frame: Some(9),
+            request_ts_ns: Some(1_700_000_000_000_000_000),
+            read_latency_ns: Some(901),
+            complete: false,
+            status: MessageStatus::NakRemoteAccess,
+            feth: Some(FethInfo {
+                selectivity: 2,
+                placement_type: 9,
+            }),
+            reissues: 2,
+            reissue_frame: Some(12),
+        }
+    }
+
+    /// The columns are those the report tables' flattening gives the message's JSON form
+    /// (serde's, independent of the macro above), in name order, with the types it infers and
+    /// the same values; a message without its optional parts has nulls there.
+    #[test]
+    fn columns_are_the_flattened_json_of_a_message() {
+        let mut bare = full();
+        bare.imm_data = None;
+        bare.reth = None;
+        bare.feth = None;
+        bare.request_frame = None;
+        bare.request_ts_ns = None;
+        bare.read_latency_ns = None;
+        bare.reissue_frame = None;
+        let msgs = [full(), bare];
+        let b = batch(&schema(), &msgs, "c.pcap", "h").unwrap();
+        let cell = |name: &str, row: usize| -> String {
+            let col = b.column_by_name(name).unwrap();
+            if col.is_null(row) {
+                return "Null".to_string();
+            }
+            match col.data_type() {
+                DataType::UInt64 => format!("U64({})", col.as_primitive::<UInt64Type>().value(row)),
+                DataType::Boolean => format!("Bool({})", col.as_boolean().value(row)),
+                DataType::Utf8 => format!("Str({:?})", col.as_string::<i32>().value(row)),
+                t => panic!("{name}: unexpected type {t}"),
+            }
+        };
+        let names: Vec<String> = b.schema().fields()[2..]
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        for (row, m) in msgs.iter().enumerate() {
+            let mut leaves = Vec::new();
+            let mut path = String::new();
+            flatten(m, &mut path, &mut |name: &str, l: Leaf<'_>| {
+                leaves.push((name.to_string(), format!("{l:?}")));
+            })
+            .unwrap();
+            leaves.sort();
+            if row == 0 {
+                let want: Vec<&String> = leaves.iter().map(|(n, _)| n).collect();
+                assert_eq!(names.iter().collect::<Vec<_>>(), want);
+            }
+            for (name, leaf) in &leaves {
+                if names.contains(name) {
+                    assert_eq!(&cell(name, row), leaf, "row {row} column {name}");
+                } else {
+                    // An object that is null in JSON: its columns are null.
+                    assert_eq!(leaf, "Null", "row {row}: {name} has no column");
+                    let prefix = format!("{name}_");
+                    let cols: Vec<_> = names.iter().filter(|n| n.starts_with(&prefix)).collect();
+                    assert!(!cols.is_empty(), "{name}: no columns");
+                    for c in cols {
+                        assert_eq!(cell(c, row), "Null", "row {row} column {c}");
+                    }
+                }
+            }
+        }
+        let col = |n: &str| b.column_by_name(n).unwrap().clone();
+        assert_eq!(col("capture").as_string::<i32>().value(1), "c.pcap");
+        assert_eq!(col("host").as_string::<i32>().value(0), "h");
+        assert!(col("feth_selectivity").is_null(1));
+    }
+}
