@@ -37,14 +37,15 @@ deps:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "deps: all Debian packages present"; fi
-	@# The Python duckdb package for the Parquet dataset test (tests/export_duckdb.py); the test
-	@# skips with one line without it. As root or as a user, with or without PEP 668 markers.
-	@python3 -c 'import duckdb' 2>/dev/null || { \
-	  echo "installing: python duckdb"; \
-	  python3 -m pip install -q duckdb 2>/dev/null || \
-	  python3 -m pip install -q --user duckdb 2>/dev/null || \
-	  python3 -m pip install -q --user --break-system-packages duckdb || \
-	  echo "deps: could not install the Python duckdb package; tests/export.rs skips its DuckDB check"; }
+	@# The Python duckdb and polars packages for the Parquet dataset test
+	@# (tests/export_duckdb.py); the test skips with one line without them. As root or as a
+	@# user, with or without PEP 668 markers.
+	@python3 -c 'import duckdb, polars' 2>/dev/null || { \
+	  echo "installing: python duckdb polars"; \
+	  python3 -m pip install -q duckdb polars 2>/dev/null || \
+	  python3 -m pip install -q --user duckdb polars 2>/dev/null || \
+	  python3 -m pip install -q --user --break-system-packages duckdb polars || \
+	  echo "deps: could not install the Python duckdb and polars packages; tests/export.rs skips its DuckDB and Polars check"; }
 
 ## demo: release build, then decode a bundled sample and print its report.
 demo: deps

@@ -1,7 +1,7 @@
 //! `roce-inspect export --parquet`: the tables read back with the `parquet` crate equal what
-//! `read --json` and `read --summary --json` print, field by field; DuckDB (an independent
-//! Parquet reader) reads a folder of several exports as one dataset with the same per-flow
-//! packet counts.
+//! `read --json` and `read --summary --json` print, field by field; DuckDB and Polars
+//! (independent Parquet readers) read a folder of several exports as one dataset with the same
+//! per-flow packet counts and the same packet and message values.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -147,6 +147,13 @@ fn json_packets(file: &Path) -> Vec<Map<String, Value>> {
 fn assert_packets_round_trip(file: &Path, dir: &Path, host: &str) {
     let capture = file.file_name().unwrap().to_str().unwrap();
     let table = read_table(&part(dir, "packets", capture));
+    assert_packets_equal_json(&table, file, host);
+}
+
+/// Compare rows of the `packets` table of `file` (read by any reader, in frame order) with
+/// `read --json`, field by field.
+fn assert_packets_equal_json(table: &[Map<String, Value>], file: &Path, host: &str) {
+    let capture = file.file_name().unwrap().to_str().unwrap();
     let json = json_packets(file);
     assert_eq!(table.len(), json.len(), "{capture}: packet count");
     assert!(!json.is_empty());
@@ -186,6 +193,13 @@ fn assert_packets_round_trip(file: &Path, dir: &Path, host: &str) {
 fn assert_report_table(file: &Path, dir: &Path, table: &str, summary: &Value) {
     let capture = file.file_name().unwrap().to_str().unwrap();
     let rows = read_table(&part(dir, table, capture));
+    assert_report_rows(&rows, file, table, summary);
+}
+
+/// Compare rows of a report table of `file` (read by any reader, in the file's order) with the
+/// `--summary --json` array of the same name.
+fn assert_report_rows(rows: &[Map<String, Value>], file: &Path, table: &str, summary: &Value) {
+    let capture = file.file_name().unwrap().to_str().unwrap();
     let items = summary[table].as_array().unwrap();
     assert_eq!(rows.len(), items.len(), "{capture}: {table} rows");
     // Keys with a value in some item: each must be a column; a key null in every item has none.
@@ -425,26 +439,66 @@ fn bad_input_is_one_line_and_exit_1() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Packets whose integer fields jump between the ends of their ranges (VAs and atomic
+/// operands near 0 and 2^64, R_Keys and QPNs at 0 and their maximum, PSNs wrapping, time going
+/// back and forth by 1000 s): the `DELTA_BINARY_PACKED` columns hold differences that wrap.
+fn extremes_capture(path: &Path) {
+    use roce_inspect::synth::frame::{Bth, Packet};
+    let t0 = 1_700_000_000_000_000_000u64;
+    let mut records = Vec::new();
+    for i in 0..300u64 {
+        let odd = i % 2 == 1;
+        let big = |hi: u64, lo: u64| if odd { hi } else { lo };
+        let bth = Bth {
+            opcode: [0x0a, 0x13, 0x12][(i % 3) as usize],
+            dest_qp: big(0xff_ffff, 1) as u32,
+            psn: ((0xff_ff00 + i) & 0xff_ffff) as u32,
+            pkey: big(0xffff, 0x8001) as u16,
+            ..Bth::default()
+        };
+        let mut p = Packet::v4([10, 9, 0, 1], [10, 9, 0, 2], bth);
+        p.ext.reth = (big(u64::MAX - i, i), big(0xffff_ffff, 0) as u32, 64);
+        p.ext.atomic = (big(u64::MAX & !7, 8), 7, big(u64::MAX, 0), big(0, u64::MAX));
+        p.ext.atomic_ack = big(u64::MAX, 1);
+        p.ext.aeth = (0, big(0xff_ffff, 0) as u32);
+        p.payload_len = if bth.opcode == 0x0a { 64 } else { 0 };
+        records.push(Record::new(t0 + big(1_000_000_000_000, 0) + i, p.build()));
+    }
+    std::fs::write(path, pcap_bytes(1, 262_144, &records)).unwrap();
+}
+
+/// DuckDB and Polars (Parquet readers independent of the `parquet` crate) read a folder of
+/// several hosts' exports: DuckDB as one dataset with the per-flow packet counts of
+/// `--summary --json`, and both readers every `packets` and `messages` value of every capture
+/// as `read --json` and `--summary --json --messages` give it.
 #[test]
-fn duckdb_reads_several_exports_as_one_dataset() {
+fn duckdb_and_polars_read_several_exports_as_one_dataset() {
     let tmp = tempfile::tempdir().unwrap();
-    // Two "hosts" exporting into the same folder.
-    export(
-        &[&sample("write_bw.pcap"), &sample("congestion.pcap")],
-        tmp.path(),
-        &["--host", "hostA"],
-    );
-    export(
-        &[
-            &sample("read_timeout.pcap"),
-            &sample("rocev1_ipv6_vlan.pcapng"),
-        ],
-        tmp.path(),
-        &["--host", "hostB"],
-    );
+    let dataset = tmp.path().join("dataset");
+    let extremes = tmp.path().join("extremes.pcap");
+    extremes_capture(&extremes);
+    // Three "hosts" exporting into the same folder.
+    let inputs: [(&[PathBuf], &str); 3] = [
+        (
+            &[sample("write_bw.pcap"), sample("congestion.pcap")],
+            "hostA",
+        ),
+        (
+            &[
+                sample("read_timeout.pcap"),
+                sample("rocev1_ipv6_vlan.pcapng"),
+            ],
+            "hostB",
+        ),
+        (std::slice::from_ref(&extremes), "hostC"),
+    ];
+    for (files, host) in &inputs {
+        let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+        export(&refs, &dataset, &["--host", host]);
+    }
     let out = Command::new("python3")
         .arg(root().join("tests/export_duckdb.py"))
-        .arg(tmp.path())
+        .arg(&dataset)
         .output();
     let out = match out {
         Ok(o) => o,
@@ -465,21 +519,29 @@ fn duckdb_reads_several_exports_as_one_dataset() {
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
     // Expected: each file's `--summary --json` flows (capture, host, src, dst, dest_qp, packets).
     let mut want = Vec::new();
-    for (file, host) in [
-        ("write_bw.pcap", "hostA"),
-        ("congestion.pcap", "hostA"),
-        ("read_timeout.pcap", "hostB"),
-        ("rocev1_ipv6_vlan.pcapng", "hostB"),
-    ] {
-        for f in summary(&sample(file))["flows"].as_array().unwrap() {
-            want.push(serde_json::json!([
-                file,
-                host,
-                f["src"],
-                f["dst"],
-                f["dest_qp"],
-                f["packets"]
-            ]));
+    for (files, host) in &inputs {
+        for file in *files {
+            let s = summary(file);
+            let capture = file.file_name().unwrap().to_str().unwrap();
+            for f in s["flows"].as_array().unwrap() {
+                want.push(serde_json::json!([
+                    capture,
+                    host,
+                    f["src"],
+                    f["dst"],
+                    f["dest_qp"],
+                    f["packets"]
+                ]));
+            }
+            for reader in ["duckdb", "polars"] {
+                let rows = |table: &str| -> Vec<Map<String, Value>> {
+                    let r = &got["rows"][reader][table][capture];
+                    assert!(r.is_array(), "{reader}: no {table} rows of {capture}");
+                    serde_json::from_value(r.clone()).unwrap()
+                };
+                assert_packets_equal_json(&rows("packets"), file, host);
+                assert_report_rows(&rows("messages"), file, "messages", &s);
+            }
         }
     }
     want.sort_by_key(|v| v.to_string());
