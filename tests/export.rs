@@ -458,7 +458,7 @@ fn extremes_capture(path: &Path) {
         };
         let mut p = Packet::v4([10, 9, 0, 1], [10, 9, 0, 2], bth);
         p.ext.reth = (big(u64::MAX - i, i), big(0xffff_ffff, 0) as u32, 64);
-        p.ext.atomic = (big(u64::MAX & !7, 8), 7, big(u64::MAX, 0), big(0, u64::MAX));
+        p.ext.atomic = (big(!7, 8), 7, big(u64::MAX, 0), big(0, u64::MAX));
         p.ext.atomic_ack = big(u64::MAX, 1);
         p.ext.aeth = (0, big(0xff_ffff, 0) as u32);
         p.payload_len = if bth.opcode == 0x0a { 64 } else { 0 };
