@@ -68,7 +68,7 @@ pub fn batch(
     host: &str,
 ) -> Result<RecordBatch, ArrowError> {
     let mut cols = super::constant_columns(msgs.len(), capture, host);
-    cols.extend(arrays(msgs));
+    cols.extend(arrays(msgs, u32::MAX));
     RecordBatch::try_new(schema.clone(), cols)
 }
 

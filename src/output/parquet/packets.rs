@@ -45,6 +45,27 @@ impl Column for Addresses {
     }
 }
 
+// The parts of a row whose columns are null without them (`only` in `columns!`), one bit each.
+const VLAN: u32 = 1;
+const INNER_VLAN: u32 = 1 << 1;
+const ENCAP: u32 = 1 << 2;
+const LRH: u32 = 1 << 3;
+const GRH: u32 = 1 << 4;
+const RDETH: u32 = 1 << 5;
+const DETH: u32 = 1 << 6;
+const XRCETH: u32 = 1 << 7;
+const FETH: u32 = 1 << 8;
+const RETH: u32 = 1 << 9;
+const ATOMIC_ETH: u32 = 1 << 10;
+const AETH: u32 = 1 << 11;
+const RNR_NAK: u32 = 1 << 12;
+const NAK: u32 = 1 << 13;
+const ATOMIC_ACK_ETH: u32 = 1 << 14;
+const IMM: u32 = 1 << 15;
+const IETH: u32 = 1 << 16;
+const UNCHECKED: u32 = 1 << 17;
+const MALFORMED: u32 = 1 << 18;
+
 columns! {
     rows: PacketRow;
     frame: UInt64Array = DataType::UInt64, false, |r| Some(r.frame);
@@ -53,12 +74,12 @@ columns! {
     len: UInt32Array = DataType::UInt32, false, |r| Some(r.len);
     caplen: UInt32Array = DataType::UInt32, false, |r| Some(r.caplen);
     // As in JSON: the PCPs only with their tag.
-    vlan: UInt16Array = DataType::UInt16, true, |r| r.link.vlan_id;
-    vlan_pcp: UInt8Array = DataType::UInt8, true, |r| r.link.vlan_id.and(r.link.vlan_pcp);
-    inner_vlan: UInt16Array = DataType::UInt16, true, |r| r.inner_vlan();
+    vlan: UInt16Array = DataType::UInt16, true, only VLAN, |r| r.link.vlan_id;
+    vlan_pcp: UInt8Array = DataType::UInt8, true, only VLAN, |r| r.link.vlan_id.and(r.link.vlan_pcp);
+    inner_vlan: UInt16Array = DataType::UInt16, true, only INNER_VLAN, |r| r.inner_vlan();
     inner_vlan_pcp: UInt8Array = DataType::UInt8, true,
-        |r| r.inner_vlan().and(r.link.inner_vlan_pcp);
-    encap: StringArray = DataType::Utf8, true, |r| r.encap.as_deref();
+        only INNER_VLAN, |r| r.inner_vlan().and(r.link.inner_vlan_pcp);
+    encap: StringArray = DataType::Utf8, true, only ENCAP, |r| r.encap.as_deref();
     roce: StringArray = DataType::Utf8, false, |r| Some(r.p.version.name());
     src: Addresses = DataType::Utf8, false, |r| Some(r.p.src);
     dst: Addresses = DataType::Utf8, false, |r| Some(r.p.dst);
@@ -67,21 +88,21 @@ columns! {
     hop_limit: UInt8Array = DataType::UInt8, true, |r| r.p.hop_limit;
     udp_src_port: UInt16Array = DataType::UInt16, true, |r| r.p.udp_src_port;
     udp_dst_port: UInt16Array = DataType::UInt16, true, |r| r.p.udp_dst_port;
-    lrh_vl: UInt8Array = DataType::UInt8, true, |r| r.p.lrh.map(|l| l.vl);
-    lrh_lver: UInt8Array = DataType::UInt8, true, |r| r.p.lrh.map(|l| l.lver);
-    lrh_sl: UInt8Array = DataType::UInt8, true, |r| r.p.lrh.map(|l| l.sl);
-    lrh_lnh: UInt8Array = DataType::UInt8, true, |r| r.p.lrh.map(|l| l.lnh);
-    lrh_dlid: UInt16Array = DataType::UInt16, true, |r| r.p.lrh.map(|l| l.dlid);
-    lrh_pkt_len: UInt16Array = DataType::UInt16, true, |r| r.p.lrh.map(|l| l.pkt_len);
-    lrh_slid: UInt16Array = DataType::UInt16, true, |r| r.p.lrh.map(|l| l.slid);
-    grh_ip_ver: UInt8Array = DataType::UInt8, true, |r| r.p.grh.map(|g| g.ip_ver);
-    grh_tclass: UInt8Array = DataType::UInt8, true, |r| r.p.grh.map(|g| g.tclass);
-    grh_flow_label: UInt32Array = DataType::UInt32, true, |r| r.p.grh.map(|g| g.flow_label);
-    grh_pay_len: UInt16Array = DataType::UInt16, true, |r| r.p.grh.map(|g| g.pay_len);
-    grh_next_hdr: UInt8Array = DataType::UInt8, true, |r| r.p.grh.map(|g| g.next_hdr);
-    grh_hop_limit: UInt8Array = DataType::UInt8, true, |r| r.p.grh.map(|g| g.hop_limit);
-    grh_sgid: Addresses = DataType::Utf8, true, |r| r.p.grh.map(|g| Address::Gid(g.sgid));
-    grh_dgid: Addresses = DataType::Utf8, true, |r| r.p.grh.map(|g| Address::Gid(g.dgid));
+    lrh_vl: UInt8Array = DataType::UInt8, true, only LRH, |r| r.p.lrh.map(|l| l.vl);
+    lrh_lver: UInt8Array = DataType::UInt8, true, only LRH, |r| r.p.lrh.map(|l| l.lver);
+    lrh_sl: UInt8Array = DataType::UInt8, true, only LRH, |r| r.p.lrh.map(|l| l.sl);
+    lrh_lnh: UInt8Array = DataType::UInt8, true, only LRH, |r| r.p.lrh.map(|l| l.lnh);
+    lrh_dlid: UInt16Array = DataType::UInt16, true, only LRH, |r| r.p.lrh.map(|l| l.dlid);
+    lrh_pkt_len: UInt16Array = DataType::UInt16, true, only LRH, |r| r.p.lrh.map(|l| l.pkt_len);
+    lrh_slid: UInt16Array = DataType::UInt16, true, only LRH, |r| r.p.lrh.map(|l| l.slid);
+    grh_ip_ver: UInt8Array = DataType::UInt8, true, only GRH, |r| r.p.grh.map(|g| g.ip_ver);
+    grh_tclass: UInt8Array = DataType::UInt8, true, only GRH, |r| r.p.grh.map(|g| g.tclass);
+    grh_flow_label: UInt32Array = DataType::UInt32, true, only GRH, |r| r.p.grh.map(|g| g.flow_label);
+    grh_pay_len: UInt16Array = DataType::UInt16, true, only GRH, |r| r.p.grh.map(|g| g.pay_len);
+    grh_next_hdr: UInt8Array = DataType::UInt8, true, only GRH, |r| r.p.grh.map(|g| g.next_hdr);
+    grh_hop_limit: UInt8Array = DataType::UInt8, true, only GRH, |r| r.p.grh.map(|g| g.hop_limit);
+    grh_sgid: Addresses = DataType::Utf8, true, only GRH, |r| r.p.grh.map(|g| Address::Gid(g.sgid));
+    grh_dgid: Addresses = DataType::Utf8, true, only GRH, |r| r.p.grh.map(|g| Address::Gid(g.dgid));
     bth_opcode: UInt8Array = DataType::UInt8, true, |r| r.p.bth.map(|t| t.opcode.0);
     bth_opcode_name: StringArray = DataType::Utf8, true, |r| r.p.bth.map(|t| t.opcode.token());
     bth_se: BooleanArray = DataType::Boolean, true, |r| r.p.bth.map(|t| t.se);
@@ -94,39 +115,39 @@ columns! {
     bth_dest_qp: UInt32Array = DataType::UInt32, true, |r| r.p.bth.map(|t| t.dest_qp);
     bth_ack_req: BooleanArray = DataType::Boolean, true, |r| r.p.bth.map(|t| t.ack_req);
     bth_psn: UInt32Array = DataType::UInt32, true, |r| r.p.bth.map(|t| t.psn);
-    rdeth_ee_context: UInt32Array = DataType::UInt32, true, |r| r.p.ext.rdeth.map(|x| x.ee_context);
-    deth_qkey: UInt32Array = DataType::UInt32, true, |r| r.p.ext.deth.map(|d| d.qkey);
-    deth_src_qp: UInt32Array = DataType::UInt32, true, |r| r.p.ext.deth.map(|d| d.src_qp);
-    xrceth_xrc_srq: UInt32Array = DataType::UInt32, true, |r| r.p.ext.xrceth.map(|x| x.xrc_srq);
-    feth_sel: UInt8Array = DataType::UInt8, true, |r| r.p.ext.feth.map(|f| f.sel);
-    feth_plt: UInt8Array = DataType::UInt8, true, |r| r.p.ext.feth.map(|f| f.plt);
-    reth_va: UInt64Array = DataType::UInt64, true, |r| r.p.ext.reth.map(|x| x.va);
-    reth_rkey: UInt32Array = DataType::UInt32, true, |r| r.p.ext.reth.map(|x| x.rkey);
-    reth_dma_len: UInt32Array = DataType::UInt32, true, |r| r.p.ext.reth.map(|x| x.dma_len);
-    atomic_eth_va: UInt64Array = DataType::UInt64, true, |r| r.p.ext.atomic_eth.map(|a| a.va);
-    atomic_eth_rkey: UInt32Array = DataType::UInt32, true, |r| r.p.ext.atomic_eth.map(|a| a.rkey);
+    rdeth_ee_context: UInt32Array = DataType::UInt32, true, only RDETH, |r| r.p.ext.rdeth.map(|x| x.ee_context);
+    deth_qkey: UInt32Array = DataType::UInt32, true, only DETH, |r| r.p.ext.deth.map(|d| d.qkey);
+    deth_src_qp: UInt32Array = DataType::UInt32, true, only DETH, |r| r.p.ext.deth.map(|d| d.src_qp);
+    xrceth_xrc_srq: UInt32Array = DataType::UInt32, true, only XRCETH, |r| r.p.ext.xrceth.map(|x| x.xrc_srq);
+    feth_sel: UInt8Array = DataType::UInt8, true, only FETH, |r| r.p.ext.feth.map(|f| f.sel);
+    feth_plt: UInt8Array = DataType::UInt8, true, only FETH, |r| r.p.ext.feth.map(|f| f.plt);
+    reth_va: UInt64Array = DataType::UInt64, true, only RETH, |r| r.p.ext.reth.map(|x| x.va);
+    reth_rkey: UInt32Array = DataType::UInt32, true, only RETH, |r| r.p.ext.reth.map(|x| x.rkey);
+    reth_dma_len: UInt32Array = DataType::UInt32, true, only RETH, |r| r.p.ext.reth.map(|x| x.dma_len);
+    atomic_eth_va: UInt64Array = DataType::UInt64, true, only ATOMIC_ETH, |r| r.p.ext.atomic_eth.map(|a| a.va);
+    atomic_eth_rkey: UInt32Array = DataType::UInt32, true, only ATOMIC_ETH, |r| r.p.ext.atomic_eth.map(|a| a.rkey);
     atomic_eth_swap_add: UInt64Array = DataType::UInt64, true,
-        |r| r.p.ext.atomic_eth.map(|a| a.swap_add);
+        only ATOMIC_ETH, |r| r.p.ext.atomic_eth.map(|a| a.swap_add);
     atomic_eth_compare: UInt64Array = DataType::UInt64, true,
-        |r| r.p.ext.atomic_eth.map(|a| a.compare);
-    aeth_syndrome: UInt8Array = DataType::UInt8, true, |r| r.p.ext.aeth.map(|a| a.syndrome);
-    aeth_kind: StringArray = DataType::Utf8, true, |r| r.aeth().map(|a| a.kind);
-    aeth_value: UInt8Array = DataType::UInt8, true, |r| r.p.ext.aeth.map(|a| a.syndrome & 0x1f);
-    aeth_credits: UInt32Array = DataType::UInt32, true, |r| r.aeth().and_then(|a| a.credits);
+        only ATOMIC_ETH, |r| r.p.ext.atomic_eth.map(|a| a.compare);
+    aeth_syndrome: UInt8Array = DataType::UInt8, true, only AETH, |r| r.p.ext.aeth.map(|a| a.syndrome);
+    aeth_kind: StringArray = DataType::Utf8, true, only AETH, |r| r.aeth().map(|a| a.kind);
+    aeth_value: UInt8Array = DataType::UInt8, true, only AETH, |r| r.p.ext.aeth.map(|a| a.syndrome & 0x1f);
+    aeth_credits: UInt32Array = DataType::UInt32, true, only AETH, |r| r.aeth().and_then(|a| a.credits);
     aeth_rnr_timer_ms: Float64Array = DataType::Float64, true,
-        |r| r.aeth().and_then(|a| a.rnr_timer_ms);
-    aeth_nak: StringArray = DataType::Utf8, true, |r| r.aeth().and_then(|a| a.nak);
-    aeth_msn: UInt32Array = DataType::UInt32, true, |r| r.p.ext.aeth.map(|a| a.msn);
+        only RNR_NAK, |r| r.aeth().and_then(|a| a.rnr_timer_ms);
+    aeth_nak: StringArray = DataType::Utf8, true, only NAK, |r| r.aeth().and_then(|a| a.nak);
+    aeth_msn: UInt32Array = DataType::UInt32, true, only AETH, |r| r.p.ext.aeth.map(|a| a.msn);
     atomic_ack_eth_orig: UInt64Array = DataType::UInt64, true,
-        |r| r.p.ext.atomic_ack_eth.map(|a| a.orig);
-    imm: UInt32Array = DataType::UInt32, true, |r| r.p.ext.imm;
-    ieth_rkey: UInt32Array = DataType::UInt32, true, |r| r.p.ext.ieth;
+        only ATOMIC_ACK_ETH, |r| r.p.ext.atomic_ack_eth.map(|a| a.orig);
+    imm: UInt32Array = DataType::UInt32, true, only IMM, |r| r.p.ext.imm;
+    ieth_rkey: UInt32Array = DataType::UInt32, true, only IETH, |r| r.p.ext.ieth;
     payload_len: UInt32Array = DataType::UInt32, true, |r| r.p.bth.map(|_| r.p.payload_len);
     icrc_status: StringArray = DataType::Utf8, false, |r| Some(r.p.icrc.status_name());
-    icrc_reason: StringArray = DataType::Utf8, true, |r| icrc_reason(&r.p);
+    icrc_reason: StringArray = DataType::Utf8, true, only UNCHECKED, |r| icrc_reason(&r.p);
     icrc_value: UInt32Array = DataType::UInt32, true, |r| r.p.icrc.value;
     icrc_expected: UInt32Array = DataType::UInt32, true, |r| r.p.icrc.expected;
-    malformed: StringArray = DataType::Utf8, true, |r| r.p.malformed.map(|e| e.to_string());
+    malformed: StringArray = DataType::Utf8, true, only MALFORMED, |r| r.p.malformed.map(|e| e.to_string());
     truncated: BooleanArray = DataType::Boolean, false, |r| Some(r.p.truncated);
 }
 
@@ -192,6 +213,34 @@ impl PacketRow {
             encap: (!m.encap.is_empty()).then(|| crate::output::json::encap_json(m.encap)),
             p: RocePacket { payload: &[], ..*p },
         }
+    }
+
+    /// The parts (`VLAN`, `GRH`, …) this row has.
+    fn parts(&self) -> u32 {
+        let (p, x) = (&self.p, &self.p.ext);
+        let bit = |has: bool, part: u32| if has { part } else { 0 };
+        let aeth = match x.aeth.map(|a| a.kind()) {
+            None => 0,
+            Some(AethKind::RnrNak { .. }) => AETH | RNR_NAK,
+            Some(AethKind::Nak(_)) => AETH | NAK,
+            Some(_) => AETH,
+        };
+        aeth | bit(self.link.vlan_id.is_some(), VLAN)
+            | bit(self.inner_vlan().is_some(), INNER_VLAN)
+            | bit(self.encap.is_some(), ENCAP)
+            | bit(p.lrh.is_some(), LRH)
+            | bit(p.grh.is_some(), GRH)
+            | bit(x.rdeth.is_some(), RDETH)
+            | bit(x.deth.is_some(), DETH)
+            | bit(x.xrceth.is_some(), XRCETH)
+            | bit(x.feth.is_some(), FETH)
+            | bit(x.reth.is_some(), RETH)
+            | bit(x.atomic_eth.is_some(), ATOMIC_ETH)
+            | bit(x.atomic_ack_eth.is_some(), ATOMIC_ACK_ETH)
+            | bit(x.imm.is_some(), IMM)
+            | bit(x.ieth.is_some(), IETH)
+            | bit(icrc_reason(p).is_some(), UNCHECKED)
+            | bit(p.malformed.is_some(), MALFORMED)
     }
 
     fn inner_vlan(&self) -> Option<u16> {
@@ -279,7 +328,8 @@ pub fn batch(
     host: &str,
 ) -> Result<RecordBatch, ArrowError> {
     let mut cols = super::constant_columns(rows.len(), capture, host);
-    cols.extend(arrays(rows));
+    let present = rows.iter().fold(0, |m, r| m | r.parts());
+    cols.extend(arrays(rows, present));
     RecordBatch::try_new(schema.clone(), cols)
 }
 
@@ -320,6 +370,123 @@ mod tests {
     /// The ConnectX-4 Lx CNP of spec/roce.md §4 (the same frame as the JSON printer's test).
     const CNP: &str = "e41d2dab2bc27cfe90643b320800 45c2003c718c400040119161 0a001101 0a001201 \
                        000012b700280000 8100ffff40000118 00000000 00000000000000000000000000000000 82fd002a";
+
+    /// Rows of many kinds: every extended header (IBTA Vol 1 §9.3 layouts, by opcode), the
+    /// three AETH kinds, RoCEv1's GRH, an LRH, VLAN tags, a cut frame (ICRC unchecked) and a
+    /// malformed one.
+    fn rows_of_every_part() -> Vec<PacketRow> {
+        use crate::decode::Lrh;
+        use crate::synth::frame::{Bth, Net, Packet, VlanTag};
+        let mut frames = Vec::new();
+        // WRITE ONLY (RETH), CmpSwap (AtomicETH), ATOMIC ACK (AETH + AtomicAckETH), SEND ONLY
+        // WITH IMMEDIATE, SEND ONLY WITH INVALIDATE (IETH), UD SEND ONLY (DETH), RD SEND ONLY
+        // (RDETH + DETH), XRC SEND ONLY (XRCETH), FLUSH (FETH + RETH).
+        for opcode in [0x0a, 0x13, 0x12, 0x05, 0x17, 0x64, 0x44, 0xa4, 0x1c] {
+            let bth = Bth {
+                opcode,
+                dest_qp: 0x11,
+                ..Bth::default()
+            };
+            frames.push(Packet::v4([10, 0, 0, 1], [10, 0, 0, 2], bth));
+        }
+        // ACK, RNR NAK, NAK (remote access error).
+        for syndrome in [0x1f, 0x2e, 0x62] {
+            let bth = Bth {
+                opcode: 0x11,
+                ..Bth::default()
+            };
+            let mut p = Packet::v4([10, 0, 0, 2], [10, 0, 0, 1], bth);
+            p.ext.aeth = (syndrome, 5);
+            frames.push(p);
+        }
+        let mut v1 = Packet::v4([0; 4], [0; 4], Bth::default());
+        v1.net = Net::Grh {
+            sgid: [0xfe; 16],
+            dgid: [0x80; 16],
+            tclass: 2,
+            flow_label: 7,
+            hop_limit: 64,
+        };
+        frames.push(v1);
+        let mut tagged = Packet::v4([10, 0, 0, 1], [10, 0, 0, 2], Bth::default());
+        tagged.eth.tags = vec![VlanTag::dot1q(100, 3)];
+        frames.push(tagged.clone());
+        tagged.eth.tags.push(VlanTag::dot1q(200, 5));
+        frames.push(tagged);
+        let mut bytes: Vec<Vec<u8>> = frames.iter().map(Packet::build).collect();
+        let whole = bytes[0].clone();
+        bytes.push(whole[..whole.len() - 10].to_vec()); // cut: ICRC unchecked
+        let mut short = whole.clone(); // UDP length says fewer bytes than a BTH
+        short[38..40].copy_from_slice(&12u16.to_be_bytes());
+        bytes.push(short);
+        let cfg = DecodeConfig::default();
+        let mut rows = Vec::new();
+        for b in &bytes {
+            let f = decode_frame(LinkType::ETHERNET, b, whole.len().max(b.len()) as u32, &cfg);
+            let p = f.roce().expect("a RoCE packet");
+            let meta = PacketMeta {
+                frame: rows.len() as u64 + 1,
+                ts_ns: 1,
+                len: b.len() as u32,
+                caplen: b.len() as u32,
+                link: &f.link,
+                encap: &f.encap,
+            };
+            rows.push(PacketRow::new(&meta, p));
+        }
+        let mut ib = PacketRow::new(
+            &PacketMeta {
+                frame: 99,
+                ts_ns: 1,
+                len: 1,
+                caplen: 1,
+                link: &LinkSummary::default(),
+                encap: &Encap::default(),
+            },
+            &rows[0].p,
+        );
+        ib.p.lrh = Some(Lrh {
+            vl: 1,
+            lver: 0,
+            sl: 2,
+            lnh: 2,
+            dlid: 3,
+            pkt_len: 4,
+            slid: 5,
+        });
+        rows.push(ib);
+        rows
+    }
+
+    /// A column left null because no row of the batch has its part (`only` in `columns!`)
+    /// equals the column built from the rows: for each row alone, and for all of them.
+    #[test]
+    fn columns_of_absent_parts_are_the_nulls_the_rows_give() {
+        let rows = rows_of_every_part();
+        let all = rows.iter().fold(0, |m, r| m | r.parts());
+        let names: Vec<String> = fields().iter().map(|f| f.name().clone()).collect();
+        let mut seen = vec![false; names.len()];
+        for i in 0..=rows.len() {
+            let batch = if i < rows.len() {
+                &rows[i..=i]
+            } else {
+                &rows[..]
+            };
+            let present = batch.iter().fold(0, |m, r| m | r.parts());
+            let gated = arrays(batch, present);
+            let built = arrays(batch, u32::MAX);
+            for (c, (g, b)) in gated.iter().zip(&built).enumerate() {
+                assert_eq!(g.to_data(), b.to_data(), "row {i}, column {}", names[c]);
+                seen[c] |= b.null_count() < b.len();
+            }
+        }
+        // The rows give every column a value somewhere (except `encap`: no tunnel here), so
+        // every part was checked in some row.
+        for (c, n) in names.iter().enumerate() {
+            assert!(seen[c] || n == "encap", "no row has a value in {n}");
+        }
+        assert_eq!(all & !ENCAP, MALFORMED * 2 - 1 - ENCAP);
+    }
 
     #[test]
     fn cnp_row_has_spec_values_and_nulls_for_absent_headers() {
