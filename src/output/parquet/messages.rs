@@ -13,7 +13,30 @@ use std::sync::Arc;
 use arrow_array::{BooleanArray, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 
+use super::Constants;
 use crate::analyze::message::Message;
+
+// The parts of a message whose columns are null without them (`only` in `columns!`).
+const IMM: u32 = 1;
+const RETH: u32 = 1 << 1;
+const FETH: u32 = 1 << 2;
+/// READ requests and re-issues (`request_*`, `read_latency_ns`, `reissue_frame`).
+const READ: u32 = 1 << 3;
+
+/// The parts (`IMM`, `RETH`, …) message `m` has.
+fn parts(m: &Message) -> u32 {
+    let bit = |has: bool, part: u32| if has { part } else { 0 };
+    bit(m.imm_data.is_some(), IMM)
+        | bit(m.reth.is_some(), RETH)
+        | bit(m.feth.is_some(), FETH)
+        | bit(
+            m.request_frame.is_some()
+                || m.request_ts_ns.is_some()
+                || m.read_latency_ns.is_some()
+                || m.reissue_frame.is_some(),
+            READ,
+        )
+}
 
 columns! {
     rows: Message;
@@ -22,27 +45,27 @@ columns! {
     dma_len_mismatch: BooleanArray = DataType::Boolean, false, |m| Some(m.dma_len_mismatch);
     duration_ns: UInt64Array = DataType::UInt64, false, |m| Some(m.duration_ns);
     end_ts_ns: UInt64Array = DataType::UInt64, false, |m| Some(m.end_ts_ns);
-    feth_placement_type: UInt64Array = DataType::UInt64, true,
+    feth_placement_type: UInt64Array = DataType::UInt64, true, only FETH,
         |m| m.feth.map(|f| u64::from(f.placement_type));
-    feth_selectivity: UInt64Array = DataType::UInt64, true,
+    feth_selectivity: UInt64Array = DataType::UInt64, true, only FETH,
         |m| m.feth.map(|f| u64::from(f.selectivity));
     first_frame: UInt64Array = DataType::UInt64, false, |m| Some(m.first_frame);
     first_psn: UInt64Array = DataType::UInt64, false, |m| Some(u64::from(m.first_psn));
     flow: UInt64Array = DataType::UInt64, false, |m| Some(m.flow as u64);
-    imm_data: UInt64Array = DataType::UInt64, true, |m| m.imm_data.map(u64::from);
+    imm_data: UInt64Array = DataType::UInt64, true, only IMM, |m| m.imm_data.map(u64::from);
     immediate: BooleanArray = DataType::Boolean, false, |m| Some(m.immediate);
     kind: StringArray = DataType::Utf8, false, |m| Some(m.kind.name());
     last_frame: UInt64Array = DataType::UInt64, false, |m| Some(m.last_frame);
     last_psn: UInt64Array = DataType::UInt64, false, |m| Some(u64::from(m.last_psn));
     packets: UInt64Array = DataType::UInt64, false, |m| Some(u64::from(m.packets));
-    read_latency_ns: UInt64Array = DataType::UInt64, true, |m| m.read_latency_ns;
-    reissue_frame: UInt64Array = DataType::UInt64, true, |m| m.reissue_frame;
+    read_latency_ns: UInt64Array = DataType::UInt64, true, only READ, |m| m.read_latency_ns;
+    reissue_frame: UInt64Array = DataType::UInt64, true, only READ, |m| m.reissue_frame;
     reissues: UInt64Array = DataType::UInt64, false, |m| Some(u64::from(m.reissues));
-    request_frame: UInt64Array = DataType::UInt64, true, |m| m.request_frame;
-    request_ts_ns: UInt64Array = DataType::UInt64, true, |m| m.request_ts_ns;
-    reth_dma_len: UInt64Array = DataType::UInt64, true, |m| m.reth.map(|r| u64::from(r.dma_len));
-    reth_rkey: UInt64Array = DataType::UInt64, true, |m| m.reth.map(|r| u64::from(r.rkey));
-    reth_va: UInt64Array = DataType::UInt64, true, |m| m.reth.map(|r| r.va);
+    request_frame: UInt64Array = DataType::UInt64, true, only READ, |m| m.request_frame;
+    request_ts_ns: UInt64Array = DataType::UInt64, true, only READ, |m| m.request_ts_ns;
+    reth_dma_len: UInt64Array = DataType::UInt64, true, only RETH, |m| m.reth.map(|r| u64::from(r.dma_len));
+    reth_rkey: UInt64Array = DataType::UInt64, true, only RETH, |m| m.reth.map(|r| u64::from(r.rkey));
+    reth_va: UInt64Array = DataType::UInt64, true, only RETH, |m| m.reth.map(|r| r.va);
     start_ts_ns: UInt64Array = DataType::UInt64, false, |m| Some(m.start_ts_ns);
     status: StringArray = DataType::Utf8, false, |m| Some(m.status.name());
 }
@@ -57,18 +80,19 @@ pub fn schema() -> SchemaRef {
     Arc::new(Schema::new(f))
 }
 
-/// `msgs` of `capture` taken on `host` as a record batch of `schema` (from [`schema`]).
+/// `msgs` as a record batch of `schema` (from [`schema`]), after the
+/// `capture` and `host` columns of `constants`.
 ///
 /// # Errors
 /// Arrow's error if the columns disagree with the schema (a bug).
 pub fn batch(
     schema: &SchemaRef,
     msgs: &[Message],
-    capture: &str,
-    host: &str,
+    constants: &mut Constants,
 ) -> Result<RecordBatch, ArrowError> {
-    let mut cols = super::constant_columns(msgs.len(), capture, host);
-    cols.extend(arrays(msgs, u32::MAX));
+    let mut cols = constants.columns(msgs.len());
+    let present = msgs.iter().fold(0, |m, x| m | parts(x));
+    cols.extend(arrays(msgs, present));
     RecordBatch::try_new(schema.clone(), cols)
 }
 
@@ -117,21 +141,9 @@ mod tests {
         }
     }
 
-    /// The columns are those the report tables' flattening gives the message's JSON form
-    /// (serde's, independent of the macro above), in name order, with the types it infers and
-    /// the same values; a message without its optional parts has nulls there.
-    #[test]
-    fn columns_are_the_flattened_json_of_a_message() {
-        let mut bare = full();
-        bare.imm_data = None;
-        bare.reth = None;
-        bare.feth = None;
-        bare.request_frame = None;
-        bare.request_ts_ns = None;
-        bare.read_latency_ns = None;
-        bare.reissue_frame = None;
-        let msgs = [full(), bare];
-        let b = batch(&schema(), &msgs, "c.pcap", "h").unwrap();
+    /// Check the batch of `msgs` against each message's flattened JSON form.
+    fn check_batch(msgs: &[Message]) {
+        let b = batch(&schema(), msgs, &mut Constants::new("c.pcap", "h")).unwrap();
         let cell = |name: &str, row: usize| -> String {
             let col = b.column_by_name(name).unwrap();
             if col.is_null(row) {
@@ -156,7 +168,7 @@ mod tests {
             })
             .unwrap();
             leaves.sort();
-            if row == 0 {
+            if m.reth.is_some() && m.feth.is_some() && m.imm_data.is_some() {
                 let want: Vec<&String> = leaves.iter().map(|(n, _)| n).collect();
                 assert_eq!(names.iter().collect::<Vec<_>>(), want);
             }
@@ -175,6 +187,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The columns are those the report tables' flattening gives the message's JSON form
+    /// (serde's, independent of the macro above), in name order, with the types it infers and
+    /// the same values; a message without its optional parts has nulls there.
+    #[test]
+    fn columns_are_the_flattened_json_of_a_message() {
+        let mut bare = full();
+        bare.imm_data = None;
+        bare.reth = None;
+        bare.feth = None;
+        bare.request_frame = None;
+        bare.request_ts_ns = None;
+        bare.read_latency_ns = None;
+        bare.reissue_frame = None;
+        // Every optional part alone, none, all: each message in a batch of its own (so that
+        // the columns of parts it lacks are made as nulls at once) and all in one batch.
+        let f = full();
+        let mut msgs = vec![f, bare];
+        for set in 0..7 {
+            let mut m = bare;
+            match set {
+                0 => m.imm_data = f.imm_data,
+                1 => m.reth = f.reth,
+                2 => m.feth = f.feth,
+                3 => m.request_frame = f.request_frame,
+                4 => m.request_ts_ns = f.request_ts_ns,
+                5 => m.read_latency_ns = f.read_latency_ns,
+                _ => m.reissue_frame = f.reissue_frame,
+            }
+            msgs.push(m);
+        }
+        let mut batches: Vec<Vec<Message>> = msgs.iter().map(|m| vec![*m]).collect();
+        batches.push(msgs.clone());
+        for msgs in &batches {
+            check_batch(msgs);
+        }
+        let b = batch(&schema(), &msgs, &mut Constants::new("c.pcap", "h")).unwrap();
         let col = |n: &str| b.column_by_name(n).unwrap().clone();
         assert_eq!(col("capture").as_string::<i32>().value(1), "c.pcap");
         assert_eq!(col("host").as_string::<i32>().value(0), "h");

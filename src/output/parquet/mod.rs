@@ -27,7 +27,8 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, StringArray};
+use arrow_array::{ArrayRef, RecordBatch, StringArray};
+use arrow_schema::{ArrowError, SchemaRef};
 use serde::Serialize;
 
 use crate::analyze::message::Message;
@@ -227,15 +228,10 @@ impl Exporter {
 fn typed_table<T: Send + 'static>(
     target: &ExportTarget,
     table: &str,
-    schema: arrow_schema::SchemaRef,
-    convert: fn(
-        &arrow_schema::SchemaRef,
-        &[T],
-        &str,
-        &str,
-    ) -> Result<arrow_array::RecordBatch, arrow_schema::ArrowError>,
+    schema: SchemaRef,
+    convert: fn(&SchemaRef, &[T], &mut Constants) -> Result<RecordBatch, ArrowError>,
 ) -> Result<PartFile<Vec<T>>, ExportError> {
-    let (capture, host) = (target.capture.clone(), target.host.clone());
+    let mut constants = Constants::new(&target.capture, &target.host);
     let of_rows = schema.clone();
     PartFile::create_with(
         &target.dir,
@@ -243,16 +239,42 @@ fn typed_table<T: Send + 'static>(
         &target.capture,
         &target.host,
         schema,
-        move |rows: Vec<T>| convert(&of_rows, &rows, &capture, &host),
+        move |rows: Vec<T>| convert(&of_rows, &rows, &mut constants),
     )
 }
 
-/// The `capture` and `host` columns of a batch of `rows` rows: the same text in every row.
-fn constant_columns(rows: usize, capture: &str, host: &str) -> Vec<ArrayRef> {
-    let constant = |v: &str| -> ArrayRef {
-        Arc::new(StringArray::from_iter_values(std::iter::repeat_n(v, rows)))
-    };
-    vec![constant(capture), constant(host)]
+/// The `capture` and `host` columns: the same text in every row. Made once per batch length
+/// and shared (an `Arc`) by the batches of that length, i.e. all but the last of a table.
+pub struct Constants {
+    capture: String,
+    host: String,
+    made: Option<(usize, [ArrayRef; 2])>,
+}
+
+impl Constants {
+    /// The columns of `capture` taken on `host`.
+    pub fn new(capture: &str, host: &str) -> Constants {
+        Constants {
+            capture: capture.to_string(),
+            host: host.to_string(),
+            made: None,
+        }
+    }
+
+    /// The two columns for a batch of `rows` rows.
+    pub fn columns(&mut self, rows: usize) -> Vec<ArrayRef> {
+        match &self.made {
+            Some((n, cols)) if *n == rows => cols.to_vec(),
+            _ => {
+                let constant = |v: &str| -> ArrayRef {
+                    Arc::new(StringArray::from_iter_values(std::iter::repeat_n(v, rows)))
+                };
+                let cols = [constant(&self.capture), constant(&self.host)];
+                self.made = Some((rows, cols.clone()));
+                cols.to_vec()
+            }
+        }
+    }
 }
 
 /// Write a report array held in memory as a table.

@@ -17,6 +17,7 @@ use arrow_array::{
 };
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 
+use super::Constants;
 use super::columns::{Column, UtcTimestamps, ts_type};
 
 use crate::decode::{Address, AethKind, Encap, IcrcStatus, LinkSummary, RocePacket};
@@ -313,21 +314,21 @@ impl PacketRows {
     /// # Errors
     /// Arrow's error if the columns disagree with the schema (a bug).
     pub fn take_batch(&mut self, capture: &str, host: &str) -> Result<RecordBatch, ArrowError> {
-        batch(&schema(), &self.take(), capture, host)
+        batch(&schema(), &self.take(), &mut Constants::new(capture, host))
     }
 }
 
-/// `rows` of `capture` taken on `host` as a record batch of `schema` (from [`schema`]).
+/// `rows` as a record batch of `schema` (from [`schema`]), after the
+/// `capture` and `host` columns of `constants`.
 ///
 /// # Errors
 /// Arrow's error if the columns disagree with the schema (a bug).
 pub fn batch(
     schema: &SchemaRef,
     rows: &[PacketRow],
-    capture: &str,
-    host: &str,
+    constants: &mut Constants,
 ) -> Result<RecordBatch, ArrowError> {
-    let mut cols = super::constant_columns(rows.len(), capture, host);
+    let mut cols = constants.columns(rows.len());
     let present = rows.iter().fold(0, |m, r| m | r.parts());
     cols.extend(arrays(rows, present));
     RecordBatch::try_new(schema.clone(), cols)
