@@ -208,10 +208,6 @@ impl Exporter {
         if let Some(m) = &report.messages {
             self.messages(m.clone())?;
         }
-        if self.counts.messages == 0 {
-            // An empty batch, so that the file has its schema and no row.
-            self.messages.write(Vec::new())?;
-        }
         self.packets.finish()?;
         self.messages.finish()?;
         let t = self.target.clone();
