@@ -683,6 +683,56 @@ fn fatal_naks_refuse_the_request_and_end_the_qp() {
     }
 }
 
+/// A consumer that streams messages out (the Parquet export: `take_messages` once per 2,048
+/// packets) still sees the status a late fatal NAK gives: WRITE PSN 10 of A→B completes, then
+/// `others` WRITEs of another QP pair complete (each a message), then B's NAK (remote access)
+/// refuses PSN 10 (IBTA Vol 1 §9.9.2). Within the messages held back, the taken copy is
+/// refused too; beyond them it keeps `ok` and the report warns.
+#[test]
+fn late_fatal_nak_reaches_streamed_messages_held_back() {
+    use roce_inspect::analyze::HELD_MESSAGES;
+    const C: [u8; 4] = [10, 0, 0, 3];
+    const D: [u8; 4] = [10, 0, 0, 4];
+    for (others, late) in [
+        (HELD_MESSAGES - 10, false),
+        (HELD_MESSAGES + 2048 + 10, true),
+    ] {
+        let mut c = Conv::default();
+        c.req(WRITE_ONLY, 10, reth(0x1000, 64), 64);
+        for i in 0..others as u32 {
+            c.push(pkt(C, D, 0x33, WRITE_ONLY, i, reth(0x2000, 64), 64));
+        }
+        c.resp(ACK, 10, aeth(0x60 | 2, 1), 0);
+        let mut a = Analyzer::new(keep());
+        let d = DecodeConfig::default();
+        let mut streamed: Vec<Message> = Vec::new();
+        for (n, (ts, b)) in c.frames(Encap::V4).iter().enumerate() {
+            let f = decode_frame(LinkType::ETHERNET, b, b.len() as u32, &d);
+            a.push(n as u64 + 1, *ts, &f);
+            if (n + 1) % 2048 == 0 {
+                streamed.extend(a.take_messages());
+            }
+        }
+        let r = a.finish();
+        streamed.extend(r.messages.clone().unwrap());
+        assert_eq!(streamed.len(), 1 + others, "{others}: every message once");
+        let first = streamed.iter().find(|m| m.first_frame == 1).unwrap();
+        let want = if late {
+            MessageStatus::Ok
+        } else {
+            MessageStatus::NakRemoteAccess
+        };
+        assert_eq!(first.status, want, "{others} messages between");
+        // The flow counts the refusal either way.
+        assert_eq!(flow(&r, A, B, QB).messages.write.failed, 1, "{others}");
+        let warned = r
+            .warnings
+            .iter()
+            .any(|w| w.contains("1 message's status changed (a fatal NAK)"));
+        assert_eq!(warned, late, "{others}: {:?}", r.warnings);
+    }
+}
+
 /// READ responses and an ATOMIC ACKNOWLEDGE whose requests precede the capture: counted in
 /// `responses.unmatched`, never messages. A duplicate ATOMIC ACKNOWLEDGE of a captured atomic
 /// is `responses.duplicate`.

@@ -439,6 +439,82 @@ fn bad_input_is_one_line_and_exit_1() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// A capture where B's fatal NAK (remote access) refuses A's WRITE after `others` WRITEs of
+/// another QP pair (IBTA Vol 1 §9.9.2).
+fn late_nak_capture(path: &Path, others: u32) {
+    use roce_inspect::synth::frame::{Bth, Packet};
+    let t0 = 1_700_000_000_000_000_000u64;
+    let write = |src, dst, qp, psn| {
+        let bth = Bth {
+            opcode: 0x0a,
+            dest_qp: qp,
+            psn,
+            ..Bth::default()
+        };
+        let mut p = Packet::v4(src, dst, bth);
+        p.ext.reth = (0x1000, 7, 64);
+        p.payload_len = 64;
+        p
+    };
+    let mut packets = vec![write([10, 0, 0, 1], [10, 0, 0, 2], 0x1b, 10)];
+    for i in 0..others {
+        packets.push(write([10, 0, 0, 3], [10, 0, 0, 4], 0x33, i));
+    }
+    let bth = Bth {
+        opcode: 0x11,
+        dest_qp: 0x2a,
+        psn: 10,
+        ..Bth::default()
+    };
+    let mut nak = Packet::v4([10, 0, 0, 2], [10, 0, 0, 1], bth);
+    nak.ext.aeth = (0x62, 1);
+    packets.push(nak);
+    let records: Vec<Record> = packets
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Record::new(t0 + i as u64 * 1_000, p.build()))
+        .collect();
+    std::fs::write(path, pcap_bytes(1, 262_144, &records)).unwrap();
+}
+
+/// A fatal NAK that refuses a message thousands of packets after it completed: the exported
+/// `messages` table has the refusal as `--summary --json --messages` does; one that comes
+/// after more messages than the export holds back is a warning on stderr.
+#[test]
+fn late_fatal_nak_is_in_the_messages_table_or_warned() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (others, warned) in [(3_000u32, false), (7_000, true)] {
+        let file = tmp.path().join(format!("late{others}.pcap"));
+        late_nak_capture(&file, others);
+        let out = bin()
+            .arg("export")
+            .arg(&file)
+            .arg("--parquet")
+            .arg(tmp.path().join("out"))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            err.contains("status changed (a fatal NAK)"),
+            warned,
+            "{others}: {err}"
+        );
+        if !warned {
+            let s = summary(&file);
+            assert!(
+                s["messages"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|m| m["status"] == "nak_remote_access"),
+                "the scenario has a refused message"
+            );
+            assert_report_table(&file, &tmp.path().join("out"), "messages", &s);
+        }
+    }
+}
+
 /// Packets whose integer fields jump between the ends of their ranges (VAs and atomic
 /// operands near 0 and 2^64, R_Keys and QPNs at 0 and their maximum, PSNs wrapping, time going
 /// back and forth by 1000 s): the `DELTA_BINARY_PACKED` columns hold differences that wrap.

@@ -267,6 +267,18 @@ fn warnings(a: &Analyzer) -> Vec<String> {
         }
     }
     snap_warnings(a, &mut warnings);
+    let late = a.sink.late_statuses;
+    if late > 0 {
+        let what = if late == 1 {
+            "1 message's status".to_string()
+        } else {
+            format!("{late} messages' statuses")
+        };
+        warnings.push(format!(
+            "{what} changed (a fatal NAK) more than {} messages after the message was handed out: the exported messages table keeps the earlier status",
+            super::HELD_MESSAGES
+        ));
+    }
     for (i, f) in a.flows.iter().enumerate() {
         let cnps = f.peer.map(|j| &a.flows[j as usize].prio);
         super::priority::Priority::warnings(i, &f.prio, cnps, &mut warnings);
@@ -350,6 +362,6 @@ pub(super) fn build(mut a: Analyzer) -> Report {
         connections,
         gaps: a.sink.gaps,
         unexplained_naks: a.sink.unexplained,
-        messages: a.cfg.keep_messages.then_some(a.sink.messages),
+        messages: a.cfg.keep_messages.then(|| a.sink.messages.into()),
     }
 }

@@ -93,10 +93,14 @@ pub(crate) struct Sink {
     /// The consumer of analysis events, when one is set ([`Analyzer::set_tap`]).
     tap: Option<Box<dyn tap::Tap>>,
     gaps: Vec<GapReport>,
-    messages: Vec<Message>,
+    /// Kept messages not yet handed out, oldest first.
+    messages: VecDeque<Message>,
     /// Messages already handed out by [`Analyzer::take_messages`]: kept-message indices
     /// count from the first message ever kept.
     messages_taken: usize,
+    /// Status changes that came for messages already handed out (see
+    /// [`Analyzer::take_messages`]).
+    late_statuses: u64,
     unexplained: Vec<UnexplainedNak>,
     keep_gaps: usize,
     keep_messages: bool,
@@ -128,19 +132,28 @@ impl Sink {
     fn message(&mut self, m: Message) -> Option<usize> {
         self.emit(tap::TapEvent::Message(&m));
         self.keep_messages.then(|| {
-            self.messages.push(m);
+            self.messages.push_back(m);
             self.messages_taken + self.messages.len() - 1
         })
     }
 
     /// Change the status of kept message `idx`.
     fn set_status(&mut self, idx: Option<usize>, status: MessageStatus) {
-        let held = idx.and_then(|i| i.checked_sub(self.messages_taken));
-        if let Some(m) = held.and_then(|i| self.messages.get_mut(i)) {
-            m.status = status;
+        let Some(i) = idx else { return };
+        match i.checked_sub(self.messages_taken) {
+            Some(held) => {
+                if let Some(m) = self.messages.get_mut(held) {
+                    m.status = status;
+                }
+            }
+            None => self.late_statuses += 1,
         }
     }
 }
+
+/// Messages [`Analyzer::take_messages`] holds back (about 0.8 MB): a fatal NAK answers the
+/// request it refuses within a round trip, long before this many later messages complete.
+pub const HELD_MESSAGES: usize = 4096;
 
 /// The parts of a decoded frame the analysis reads: a frame handed from the thread that decoded
 /// it to the one that analyses it (`read --threads N`) travels as this (about half of a
@@ -675,15 +688,19 @@ impl Analyzer {
         requester::assemble_ud(&mut self.flows[i], &mut self.sink, &r);
     }
 
-    /// Take the messages completed so far (with `keep_messages`), in completion order: a
-    /// consumer that streams them out (the Parquet export) keeps memory bounded; the report's
-    /// `messages` then holds only those completed after the last call.
+    /// Take the messages completed so far (with `keep_messages`) but the newest
+    /// [`HELD_MESSAGES`], in completion order: a consumer that streams them out (the Parquet
+    /// export) keeps memory bounded; the report's `messages` then holds only those not taken.
     ///
-    /// A message taken while its request still awaited the responder's verdict keeps the
-    /// status it had then (a later fatal NAK is counted in the flow, not in the taken copy).
+    /// A SEND or WRITE is complete when its last packet is accepted, but a fatal NAK that
+    /// arrives later still refuses it (outcome.rs): the newest messages are held back so that
+    /// such a NAK finds them. A NAK that comes after [`HELD_MESSAGES`] later messages finds
+    /// its message taken: the taken copy keeps its status, and the report says how many such
+    /// changes came too late (a warning).
     pub fn take_messages(&mut self) -> Vec<Message> {
-        self.sink.messages_taken += self.sink.messages.len();
-        std::mem::take(&mut self.sink.messages)
+        let n = self.sink.messages.len().saturating_sub(HELD_MESSAGES);
+        self.sink.messages_taken += n;
+        self.sink.messages.drain(..n).collect()
     }
 
     /// End the analysis and build the report.

@@ -188,6 +188,10 @@ fn export_file(path: &str, a: &ExportArgs, progress: &mut Progress) -> Result<Ex
     }
     let report = analyzer.finish();
     let counts = exp.finish(&report).with_context(|| shown.to_string())?;
+    // What makes the tables' numbers doubtful (as `read --summary` prints it).
+    for w in &report.warnings {
+        progress.eprintln(&format!("roce-inspect: {shown}: warning: {w}"));
+    }
     if let Some(e) = read_err {
         let where_ = match src.frames_read() {
             0 => shown.to_string(),
