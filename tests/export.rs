@@ -518,26 +518,40 @@ fn late_fatal_nak_is_in_the_messages_table_or_warned() {
 /// Packets whose integer fields jump between the ends of their ranges (VAs and atomic
 /// operands near 0 and 2^64, R_Keys and QPNs at 0 and their maximum, PSNs wrapping, time going
 /// back and forth by 1000 s): the `DELTA_BINARY_PACKED` columns hold differences that wrap.
+/// Two requester flows (QPN 0xFFFFFF and 1) alternate WRITE ONLY and CmpSwap, each counting
+/// its PSNs up through the wrap (so the WRITEs are messages); a third flow carries ATOMIC
+/// ACKNOWLEDGEs.
 fn extremes_capture(path: &Path) {
     use roce_inspect::synth::frame::{Bth, Packet};
     let t0 = 1_700_000_000_000_000_000u64;
     let mut records = Vec::new();
+    let mut psn = [0xff_ff80u32; 3];
     for i in 0..300u64 {
         let odd = i % 2 == 1;
         let big = |hi: u64, lo: u64| if odd { hi } else { lo };
+        let flow = (i % 3) as usize;
+        let (src, dst, dest_qp, opcode) = match flow {
+            0 | 1 => {
+                let qp = if flow == 0 { 0xff_ffff } else { 1 };
+                let op = if psn[flow] % 2 == 0 { 0x0a } else { 0x13 };
+                ([10, 9, 0, 1], [10, 9, 0, 2], qp, op)
+            }
+            _ => ([10, 9, 0, 2], [10, 9, 0, 1], 0x2a, 0x12),
+        };
         let bth = Bth {
-            opcode: [0x0a, 0x13, 0x12][(i % 3) as usize],
-            dest_qp: big(0xff_ffff, 1) as u32,
-            psn: ((0xff_ff00 + i) & 0xff_ffff) as u32,
+            opcode,
+            dest_qp,
+            psn: psn[flow],
             pkey: big(0xffff, 0x8001) as u16,
             ..Bth::default()
         };
-        let mut p = Packet::v4([10, 9, 0, 1], [10, 9, 0, 2], bth);
+        psn[flow] = (psn[flow] + 1) & 0xff_ffff;
+        let mut p = Packet::v4(src, dst, bth);
         p.ext.reth = (big(u64::MAX - i, i), big(0xffff_ffff, 0) as u32, 64);
         p.ext.atomic = (big(!7, 8), 7, big(u64::MAX, 0), big(0, u64::MAX));
         p.ext.atomic_ack = big(u64::MAX, 1);
         p.ext.aeth = (0, big(0xff_ffff, 0) as u32);
-        p.payload_len = if bth.opcode == 0x0a { 64 } else { 0 };
+        p.payload_len = if opcode == 0x0a { 64 } else { 0 };
         records.push(Record::new(t0 + big(1_000_000_000_000, 0) + i, p.build()));
     }
     std::fs::write(path, pcap_bytes(1, 262_144, &records)).unwrap();
@@ -584,7 +598,7 @@ fn duckdb_and_polars_read_several_exports_as_one_dataset() {
         }
     };
     if out.status.code() == Some(3) {
-        print!("{}", String::from_utf8_lossy(&out.stdout));
+        eprint!("{}", String::from_utf8_lossy(&out.stdout));
         return;
     }
     assert!(
@@ -593,6 +607,19 @@ fn duckdb_and_polars_read_several_exports_as_one_dataset() {
         String::from_utf8_lossy(&out.stderr)
     );
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let skipped: Vec<&str> = got["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for s in &skipped {
+        eprintln!("skipped: the {s} check (its Python package is not installed)");
+    }
+    let readers: Vec<&str> = ["duckdb", "polars"]
+        .into_iter()
+        .filter(|r| !skipped.contains(r))
+        .collect();
     // Expected: each file's `--summary --json` flows (capture, host, src, dst, dest_qp, packets).
     let mut want = Vec::new();
     for (files, host) in &inputs {
@@ -609,7 +636,7 @@ fn duckdb_and_polars_read_several_exports_as_one_dataset() {
                     f["packets"]
                 ]));
             }
-            for reader in ["duckdb", "polars"] {
+            for reader in &readers {
                 let rows = |table: &str| -> Vec<Map<String, Value>> {
                     let r = &got["rows"][reader][table][capture];
                     assert!(r.is_array(), "{reader}: no {table} rows of {capture}");
@@ -619,6 +646,9 @@ fn duckdb_and_polars_read_several_exports_as_one_dataset() {
                 assert_report_rows(&rows("messages"), file, "messages", &s);
             }
         }
+    }
+    if skipped.contains(&"duckdb") {
+        return;
     }
     want.sort_by_key(|v| v.to_string());
     let sorted = |v: &Value| {

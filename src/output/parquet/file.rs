@@ -68,7 +68,7 @@ const QUEUE: usize = 2;
 
 /// A thread fed items of type `I` through a bounded queue, whose work ends with a result `R`
 /// or the first error (the Parquet writer of one file).
-pub(super) struct Worker<I: Send + 'static, R: Send + 'static> {
+struct Worker<I: Send + 'static, R: Send + 'static> {
     tx: Option<SyncSender<I>>,
     handle: Option<JoinHandle<Result<R, ExportError>>>,
     /// The file the thread writes, named in its errors.
@@ -81,7 +81,7 @@ impl<I: Send + 'static, R: Send + 'static> Worker<I, R> {
     ///
     /// # Errors
     /// The thread cannot be started.
-    pub(super) fn start(
+    fn start(
         name: String,
         path: &Path,
         queue: usize,
@@ -103,7 +103,7 @@ impl<I: Send + 'static, R: Send + 'static> Worker<I, R> {
     ///
     /// # Errors
     /// The thread's error when it stopped on one.
-    pub(super) fn send(&mut self, item: I) -> Result<(), ExportError> {
+    fn send(&mut self, item: I) -> Result<(), ExportError> {
         let Some(tx) = &self.tx else {
             return Ok(());
         };
@@ -115,7 +115,7 @@ impl<I: Send + 'static, R: Send + 'static> Worker<I, R> {
     }
 
     /// Whether the thread was not joined yet.
-    pub(super) fn running(&self) -> bool {
+    fn running(&self) -> bool {
         self.handle.is_some()
     }
 
@@ -124,7 +124,7 @@ impl<I: Send + 'static, R: Send + 'static> Worker<I, R> {
     /// # Errors
     /// The thread's error; an I/O error naming the file when it panicked or was already
     /// joined.
-    pub(super) fn join(&mut self) -> Result<R, ExportError> {
+    fn join(&mut self) -> Result<R, ExportError> {
         self.tx = None;
         let failed = |why: &str| ExportError::io(&self.path, io::Error::other(why.to_string()));
         match self.handle.take().map(JoinHandle::join) {
@@ -206,24 +206,38 @@ impl<T: Send + 'static> PartFile<T> {
         self.worker.send(batch)
     }
 
-    /// Write the footer and move the file to its final name (replacing an earlier export of
-    /// the same capture). Returns the final path.
+    /// Wait for the writer's thread to encode the rest and write the footer: the file is
+    /// complete under its temporary name. (A file closed but dropped unpublished is removed.)
     ///
     /// # Errors
     /// Encoding or I/O errors, naming the file.
+    pub fn close(&mut self) -> Result<(), ExportError> {
+        self.worker.join()
+    }
+
+    /// Move the closed file to its final name (replacing an earlier export of the same
+    /// capture). Returns the final path.
+    ///
+    /// # Errors
+    /// The rename failed.
+    pub fn publish(self) -> Result<PathBuf, ExportError> {
+        fs::rename(&self.tmp, &self.path).map_err(|e| ExportError::io(&self.path, e))?;
+        Ok(self.path.clone())
+    }
+
+    /// [`PartFile::close`], then [`PartFile::publish`].
+    ///
+    /// # Errors
+    /// As those.
     pub fn finish(mut self) -> Result<PathBuf, ExportError> {
-        let done = self.worker.join().and_then(|()| {
-            fs::rename(&self.tmp, &self.path).map_err(|e| ExportError::io(&self.path, e))
-        });
-        if done.is_err() {
-            let _ = fs::remove_file(&self.tmp);
-        }
-        done.map(|()| self.path.clone())
+        self.close()?;
+        self.publish()
     }
 }
 
-/// Writer settings: zstd, fixed row groups, column chunk statistics (not for text), and the key-value
-/// metadata naming the schema version, table, capture, host and roce-inspect version.
+/// Writer settings: zstd, fixed row groups, column chunk statistics (not for text but
+/// `capture` and `host`), delta-encoded integers, and the key-value metadata naming the schema
+/// version, table, capture, host and roce-inspect version.
 fn properties(table: &str, capture: &str, host: &str, schema: &Schema) -> WriterProperties {
     let kv = |k: &str, v: &str| KeyValue::new(format!("roce_inspect.{k}"), v.to_string());
     let meta = vec![
@@ -238,12 +252,13 @@ fn properties(table: &str, capture: &str, host: &str, schema: &Schema) -> Writer
     // and zstd finds the repeats anyway. Text columns have no min/max statistics: the names
     // and addresses of a million-row group span nearly every value, so they prune nothing,
     // and keeping them costs two byte comparisons per value (a tenth of the export's time).
+    // The parquet crate has no setting for null counts alone: those go too.
     //
     // Integer and timestamp columns are DELTA_BINARY_PACKED (Parquet's encoding of
     // differences between neighbours, bit-packed per block): frame numbers, timestamps, PSNs
     // and MSNs climb by small steps and most header fields repeat, so a column shrinks to a few
     // bits per value before zstd sees it. That halves the bytes compressed and the files
-    // (messages: 3.7 MB → 50 kB per million packets). Differences wrap, as the format says.
+    // (messages: 3.7 MB → 45 kB per million packets). Differences wrap, as the format says.
     let mut b = WriterProperties::builder().set_dictionary_enabled(false);
     for f in schema.fields() {
         let t = f.data_type();
@@ -255,9 +270,12 @@ fn properties(table: &str, capture: &str, host: &str, schema: &Schema) -> Writer
         }
         if t == &arrow_schema::DataType::Utf8 {
             let col = ColumnPath::from(f.name().as_str());
-            b = b
-                .set_column_dictionary_enabled(col.clone(), true)
-                .set_column_statistics_enabled(col, EnabledStatistics::None);
+            b = b.set_column_dictionary_enabled(col.clone(), true);
+            // `capture` and `host` keep theirs: one value per file, so a query on a host skips
+            // the other hosts' files by the footer alone.
+            if !matches!(f.name().as_str(), "capture" | "host") {
+                b = b.set_column_statistics_enabled(col, EnabledStatistics::None);
+            }
         }
     }
     b.set_compression(Compression::ZSTD(

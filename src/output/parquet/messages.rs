@@ -63,8 +63,10 @@ columns! {
     reissues: UInt64Array = DataType::UInt64, false, |m| Some(u64::from(m.reissues));
     request_frame: UInt64Array = DataType::UInt64, true, only READ, |m| m.request_frame;
     request_ts_ns: UInt64Array = DataType::UInt64, true, only READ, |m| m.request_ts_ns;
-    reth_dma_len: UInt64Array = DataType::UInt64, true, only RETH, |m| m.reth.map(|r| u64::from(r.dma_len));
-    reth_rkey: UInt64Array = DataType::UInt64, true, only RETH, |m| m.reth.map(|r| u64::from(r.rkey));
+    reth_dma_len: UInt64Array = DataType::UInt64, true, only RETH, |m| m.reth.map(
+        |r| u64::from(r.dma_len));
+    reth_rkey: UInt64Array = DataType::UInt64, true, only RETH, |m| m.reth.map(
+        |r| u64::from(r.rkey));
     reth_va: UInt64Array = DataType::UInt64, true, only RETH, |m| m.reth.map(|r| r.va);
     start_ts_ns: UInt64Array = DataType::UInt64, false, |m| Some(m.start_ts_ns);
     status: StringArray = DataType::Utf8, false, |m| Some(m.status.name());

@@ -23,7 +23,7 @@ pub mod messages;
 pub mod packets;
 pub mod report;
 
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -37,11 +37,11 @@ use crate::decode::{Frame, RocePacket};
 use file::PartFile;
 pub use packets::PacketMeta;
 use packets::{PacketRow, PacketRows};
-use report::{ReportRows, TableLayout, TableSpill};
+use report::TableLayout;
 
 /// Version of the tables' layout, stored in every file's key-value metadata as
-/// `roce_inspect.schema_version`. Raised when a column of `packets` changes meaning or type
-/// (report columns follow the JSON report's keys).
+/// `roce_inspect.schema_version`. Raised when a column of `packets` or `messages` changes
+/// meaning or type (the other report tables' columns follow the JSON report's keys).
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Rows per Parquet row group (the unit engines read in parallel and skip by statistics).
@@ -197,7 +197,9 @@ impl Exporter {
     }
 
     /// Finish the `packets` and `messages` tables (the messages of `report`, if any, follow
-    /// those already written) and write the other report tables from `report`.
+    /// those already written) and write the other report tables from `report`. The five files
+    /// take their final names only when all are complete, so that a failure leaves the
+    /// capture's earlier export, if any, whole.
     ///
     /// # Errors
     /// Writing any of the files failed; the files not yet finished are removed.
@@ -208,13 +210,23 @@ impl Exporter {
         if let Some(m) = &report.messages {
             self.messages(m.clone())?;
         }
-        self.packets.finish()?;
-        self.messages.finish()?;
-        let t = self.target.clone();
+        // Both writers' threads are waited for, whichever fails first.
+        let packets = self.packets.close();
+        let messages = self.messages.close();
+        packets.and(messages)?;
+        let t = &self.target;
         let mut counts = self.counts.clone();
-        counts.flows = write_items(&t, "flows", &report.flows)?;
-        counts.connections = write_items(&t, "connections", &report.connections)?;
-        counts.gaps = write_items(&t, "gaps", &report.gaps)?;
+        let (flows, n) = write_items(t, "flows", &report.flows)?;
+        counts.flows = n;
+        let (connections, n) = write_items(t, "connections", &report.connections)?;
+        counts.connections = n;
+        let (gaps, n) = write_items(t, "gaps", &report.gaps)?;
+        counts.gaps = n;
+        self.packets.publish()?;
+        self.messages.publish()?;
+        for f in [flows, connections, gaps] {
+            f.publish()?;
+        }
         Ok(counts)
     }
 }
@@ -239,12 +251,12 @@ fn typed_table<T: Send + 'static>(
     )
 }
 
-/// The `capture` and `host` columns: the same text in every row. Made once per batch length
-/// and shared (an `Arc`) by the batches of that length, i.e. all but the last of a table.
+/// The `capture` and `host` columns: the same text in every row. Made for the longest batch
+/// so far and shared (an `Arc`, sliced to length) by every batch up to that length.
 pub struct Constants {
     capture: String,
     host: String,
-    made: Option<(usize, [ArrayRef; 2])>,
+    made: Option<[ArrayRef; 2]>,
 }
 
 impl Constants {
@@ -259,64 +271,38 @@ impl Constants {
 
     /// The two columns for a batch of `rows` rows.
     pub fn columns(&mut self, rows: usize) -> Vec<ArrayRef> {
-        match &self.made {
-            Some((n, cols)) if *n == rows => cols.to_vec(),
-            _ => {
-                let constant = |v: &str| -> ArrayRef {
-                    Arc::new(StringArray::from_iter_values(std::iter::repeat_n(v, rows)))
-                };
-                let cols = [constant(&self.capture), constant(&self.host)];
-                self.made = Some((rows, cols.clone()));
-                cols.to_vec()
-            }
+        if self.made.as_ref().is_none_or(|[c, _]| c.len() < rows) {
+            let constant = |v: &str| -> ArrayRef {
+                Arc::new(StringArray::from_iter_values(std::iter::repeat_n(v, rows)))
+            };
+            self.made = Some([constant(&self.capture), constant(&self.host)]);
         }
+        let made = self.made.as_ref().map_or(&[][..], |m| &m[..]);
+        made.iter().map(|c| c.slice(0, rows)).collect()
     }
 }
 
-/// Write a report array held in memory as a table.
+/// Write a report array held in memory as a table, in batches of [`BATCH_ROWS`] rows; the
+/// closed file (to be published) and the rows written.
 fn write_items<T: Serialize>(
     t: &ExportTarget,
     table: &str,
     items: &[T],
-) -> Result<u64, ExportError> {
-    let mut spill = TableSpill::new(Vec::new());
-    for it in items {
-        spill
-            .push(it)
-            .map_err(|e| ExportError::io(&file::partition_dir(&t.dir, table, &t.capture), e))?;
-    }
-    let (bytes, layout) = spill.finish();
-    write_table(t, table, &layout, &bytes[..])
-}
-
-/// Write one report table with the columns of `layout` from its spilled rows, in batches of
-/// [`BATCH_ROWS`] rows. Returns the rows written.
-fn write_table<R: Read>(
-    t: &ExportTarget,
-    table: &str,
-    layout: &TableLayout,
-    mut spill: R,
-) -> Result<u64, ExportError> {
+) -> Result<(PartFile, u64), ExportError> {
     let where_ = file::partition_dir(&t.dir, table, &t.capture);
+    let flat = |e| ExportError::io(&where_, io::Error::other(e));
+    let mut layout = TableLayout::infer(items).map_err(flat)?;
     let mut out = PartFile::create(&t.dir, table, &t.capture, &t.host, layout.schema())?;
     let mut rows = layout.rows();
-    let mut n = 0u64;
-    let batch = |rows: &mut ReportRows| {
-        rows.take_batch(layout, &t.capture, &t.host)
-            .map_err(|e| ExportError::parquet(&where_, e))
-    };
-    while rows
-        .read_row(layout, &mut spill)
-        .map_err(|e| ExportError::io(&where_, e))?
-    {
-        n += 1;
-        if rows.len() >= BATCH_ROWS {
-            out.write(batch(&mut rows)?)?;
+    for chunk in items.chunks(BATCH_ROWS) {
+        for it in chunk {
+            rows.push(&mut layout, it).map_err(flat)?;
         }
+        let b = rows
+            .take_batch(&layout, &t.capture, &t.host)
+            .map_err(|e| ExportError::parquet(&where_, e))?;
+        out.write(b)?;
     }
-    if !rows.is_empty() || n == 0 {
-        out.write(batch(&mut rows)?)?;
-    }
-    out.finish()?;
-    Ok(n)
+    out.close()?;
+    Ok((out, items.len() as u64))
 }

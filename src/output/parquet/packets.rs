@@ -76,7 +76,8 @@ columns! {
     caplen: UInt32Array = DataType::UInt32, false, |r| Some(r.caplen);
     // As in JSON: the PCPs only with their tag.
     vlan: UInt16Array = DataType::UInt16, true, only VLAN, |r| r.link.vlan_id;
-    vlan_pcp: UInt8Array = DataType::UInt8, true, only VLAN, |r| r.link.vlan_id.and(r.link.vlan_pcp);
+    vlan_pcp: UInt8Array = DataType::UInt8, true, only VLAN,
+        |r| r.link.vlan_id.and(r.link.vlan_pcp);
     inner_vlan: UInt16Array = DataType::UInt16, true, only INNER_VLAN, |r| r.inner_vlan();
     inner_vlan_pcp: UInt8Array = DataType::UInt8, true,
         only INNER_VLAN, |r| r.inner_vlan().and(r.link.inner_vlan_pcp);
@@ -98,7 +99,8 @@ columns! {
     lrh_slid: UInt16Array = DataType::UInt16, true, only LRH, |r| r.p.lrh.map(|l| l.slid);
     grh_ip_ver: UInt8Array = DataType::UInt8, true, only GRH, |r| r.p.grh.map(|g| g.ip_ver);
     grh_tclass: UInt8Array = DataType::UInt8, true, only GRH, |r| r.p.grh.map(|g| g.tclass);
-    grh_flow_label: UInt32Array = DataType::UInt32, true, only GRH, |r| r.p.grh.map(|g| g.flow_label);
+    grh_flow_label: UInt32Array = DataType::UInt32, true, only GRH,
+        |r| r.p.grh.map(|g| g.flow_label);
     grh_pay_len: UInt16Array = DataType::UInt16, true, only GRH, |r| r.p.grh.map(|g| g.pay_len);
     grh_next_hdr: UInt8Array = DataType::UInt8, true, only GRH, |r| r.p.grh.map(|g| g.next_hdr);
     grh_hop_limit: UInt8Array = DataType::UInt8, true, only GRH, |r| r.p.grh.map(|g| g.hop_limit);
@@ -116,25 +118,34 @@ columns! {
     bth_dest_qp: UInt32Array = DataType::UInt32, true, |r| r.p.bth.map(|t| t.dest_qp);
     bth_ack_req: BooleanArray = DataType::Boolean, true, |r| r.p.bth.map(|t| t.ack_req);
     bth_psn: UInt32Array = DataType::UInt32, true, |r| r.p.bth.map(|t| t.psn);
-    rdeth_ee_context: UInt32Array = DataType::UInt32, true, only RDETH, |r| r.p.ext.rdeth.map(|x| x.ee_context);
+    rdeth_ee_context: UInt32Array = DataType::UInt32, true, only RDETH,
+        |r| r.p.ext.rdeth.map(|x| x.ee_context);
     deth_qkey: UInt32Array = DataType::UInt32, true, only DETH, |r| r.p.ext.deth.map(|d| d.qkey);
-    deth_src_qp: UInt32Array = DataType::UInt32, true, only DETH, |r| r.p.ext.deth.map(|d| d.src_qp);
-    xrceth_xrc_srq: UInt32Array = DataType::UInt32, true, only XRCETH, |r| r.p.ext.xrceth.map(|x| x.xrc_srq);
+    deth_src_qp: UInt32Array = DataType::UInt32, true, only DETH,
+        |r| r.p.ext.deth.map(|d| d.src_qp);
+    xrceth_xrc_srq: UInt32Array = DataType::UInt32, true, only XRCETH,
+        |r| r.p.ext.xrceth.map(|x| x.xrc_srq);
     feth_sel: UInt8Array = DataType::UInt8, true, only FETH, |r| r.p.ext.feth.map(|f| f.sel);
     feth_plt: UInt8Array = DataType::UInt8, true, only FETH, |r| r.p.ext.feth.map(|f| f.plt);
     reth_va: UInt64Array = DataType::UInt64, true, only RETH, |r| r.p.ext.reth.map(|x| x.va);
     reth_rkey: UInt32Array = DataType::UInt32, true, only RETH, |r| r.p.ext.reth.map(|x| x.rkey);
-    reth_dma_len: UInt32Array = DataType::UInt32, true, only RETH, |r| r.p.ext.reth.map(|x| x.dma_len);
-    atomic_eth_va: UInt64Array = DataType::UInt64, true, only ATOMIC_ETH, |r| r.p.ext.atomic_eth.map(|a| a.va);
-    atomic_eth_rkey: UInt32Array = DataType::UInt32, true, only ATOMIC_ETH, |r| r.p.ext.atomic_eth.map(|a| a.rkey);
+    reth_dma_len: UInt32Array = DataType::UInt32, true, only RETH,
+        |r| r.p.ext.reth.map(|x| x.dma_len);
+    atomic_eth_va: UInt64Array = DataType::UInt64, true, only ATOMIC_ETH,
+        |r| r.p.ext.atomic_eth.map(|a| a.va);
+    atomic_eth_rkey: UInt32Array = DataType::UInt32, true, only ATOMIC_ETH,
+        |r| r.p.ext.atomic_eth.map(|a| a.rkey);
     atomic_eth_swap_add: UInt64Array = DataType::UInt64, true,
         only ATOMIC_ETH, |r| r.p.ext.atomic_eth.map(|a| a.swap_add);
     atomic_eth_compare: UInt64Array = DataType::UInt64, true,
         only ATOMIC_ETH, |r| r.p.ext.atomic_eth.map(|a| a.compare);
-    aeth_syndrome: UInt8Array = DataType::UInt8, true, only AETH, |r| r.p.ext.aeth.map(|a| a.syndrome);
+    aeth_syndrome: UInt8Array = DataType::UInt8, true, only AETH,
+        |r| r.p.ext.aeth.map(|a| a.syndrome);
     aeth_kind: StringArray = DataType::Utf8, true, only AETH, |r| r.aeth().map(|a| a.kind);
-    aeth_value: UInt8Array = DataType::UInt8, true, only AETH, |r| r.p.ext.aeth.map(|a| a.syndrome & 0x1f);
-    aeth_credits: UInt32Array = DataType::UInt32, true, only AETH, |r| r.aeth().and_then(|a| a.credits);
+    aeth_value: UInt8Array = DataType::UInt8, true, only AETH,
+        |r| r.p.ext.aeth.map(|a| a.syndrome & 0x1f);
+    aeth_credits: UInt32Array = DataType::UInt32, true, only AETH,
+        |r| r.aeth().and_then(|a| a.credits);
     aeth_rnr_timer_ms: Float64Array = DataType::Float64, true,
         only RNR_NAK, |r| r.aeth().and_then(|a| a.rnr_timer_ms);
     aeth_nak: StringArray = DataType::Utf8, true, only NAK, |r| r.aeth().and_then(|a| a.nak);
@@ -148,7 +159,8 @@ columns! {
     icrc_reason: StringArray = DataType::Utf8, true, only UNCHECKED, |r| icrc_reason(&r.p);
     icrc_value: UInt32Array = DataType::UInt32, true, |r| r.p.icrc.value;
     icrc_expected: UInt32Array = DataType::UInt32, true, |r| r.p.icrc.expected;
-    malformed: StringArray = DataType::Utf8, true, only MALFORMED, |r| r.p.malformed.map(|e| e.to_string());
+    malformed: StringArray = DataType::Utf8, true, only MALFORMED,
+        |r| r.p.malformed.map(|e| e.to_string());
     truncated: BooleanArray = DataType::Boolean, false, |r| Some(r.p.truncated);
 }
 
@@ -309,10 +321,12 @@ impl PacketRows {
         std::mem::replace(&mut self.rows, room)
     }
 
-    /// The rows collected so far as a record batch of `capture` taken on `host`.
+    /// The rows collected so far as a record batch of `capture` taken on `host` (for tests:
+    /// the export hands the rows to its writer's thread, [`PacketRows::take`]).
     ///
     /// # Errors
     /// Arrow's error if the columns disagree with the schema (a bug).
+    #[cfg(test)]
     pub fn take_batch(&mut self, capture: &str, host: &str) -> Result<RecordBatch, ArrowError> {
         batch(&schema(), &self.take(), &mut Constants::new(capture, host))
     }

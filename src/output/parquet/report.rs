@@ -14,13 +14,13 @@
 //! - arrays, and columns whose values mix kinds (e.g. a string in one row and a number in
 //!   another), are Utf8 holding each value's JSON text.
 //!
-//! The columns are known only when every item was seen, so items are first written to a spill
-//! ([`TableSpill`]: a compact binary form in memory) while the columns are inferred, then read
-//! back into record batches ([`ReportRows`]). (`messages`, one row per message of a long run,
-//! has fixed columns that follow the same rules: [`super::messages`].)
+//! The columns are known only when every item was seen, so the items (held in memory by the
+//! report) are flattened twice: once to infer the columns ([`TableLayout::infer`]), once to
+//! fill them ([`ReportRows::push`]). (`messages`, one row per message of a long run, is
+//! written while the capture is read, with fixed columns named and typed by these rules but
+//! present in every file: [`super::messages`].)
 
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -30,7 +30,7 @@ use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use serde::Serialize;
 
-use super::flat::{Leaf, flatten};
+use super::flat::{FlatError, Leaf, flatten};
 use crate::analyze::fxhash::FxBuild;
 
 /// What a column's values turned out to be, widened as rows are seen.
@@ -76,188 +76,107 @@ impl Kind {
             Kind::U64 => DataType::UInt64,
             Kind::I64 => DataType::Int64,
             Kind::F64 => DataType::Float64,
-            // Null: a key null in every row has no column (see `TableSpill::finish`).
+            // Null: a key null in every row has no column (see `TableLayout::infer`).
             Kind::Null | Kind::Str | Kind::Json => DataType::Utf8,
         }
     }
 }
 
-/// Spill record: the row's length in bytes (u32 LE), then its leaves, each `column id` (u32
-/// LE), a tag byte and the value; the row ends with [`END_OF_ROW`].
-const END_OF_ROW: u32 = u32::MAX;
-const T_NULL: u8 = 0;
-const T_BOOL: u8 = 1;
-const T_U64: u8 = 2;
-const T_I64: u8 = 3;
-const T_F64: u8 = 4;
-const T_STR: u8 = 5;
-const T_JSON: u8 = 6;
-
-fn encode(buf: &mut Vec<u8>, id: u32, l: &Leaf<'_>) {
-    buf.extend_from_slice(&id.to_le_bytes());
-    let text = |buf: &mut Vec<u8>, tag: u8, s: &str| {
-        buf.push(tag);
-        buf.extend_from_slice(&(s.len() as u32).to_le_bytes());
-        buf.extend_from_slice(s.as_bytes());
-    };
-    match l {
-        Leaf::Null => buf.push(T_NULL),
-        Leaf::Bool(b) => buf.extend_from_slice(&[T_BOOL, u8::from(*b)]),
-        Leaf::U64(v) => {
-            buf.push(T_U64);
-            buf.extend_from_slice(&v.to_le_bytes());
-        }
-        Leaf::I64(v) => {
-            buf.push(T_I64);
-            buf.extend_from_slice(&v.to_le_bytes());
-        }
-        Leaf::F64(v) => {
-            buf.push(T_F64);
-            buf.extend_from_slice(&v.to_le_bytes());
-        }
-        Leaf::Str(s) => text(buf, T_STR, s),
-        Leaf::Json(s) => text(buf, T_JSON, s),
-    }
-}
-
-fn read_u32<R: Read>(r: &mut R) -> io::Result<u32> {
-    let mut b = [0u8; 4];
-    r.read_exact(&mut b)?;
-    Ok(u32::from_le_bytes(b))
-}
-
-fn read_8<R: Read>(r: &mut R) -> io::Result<[u8; 8]> {
-    let mut b = [0u8; 8];
-    r.read_exact(&mut b)?;
-    Ok(b)
-}
-
-/// Items of one table written to `out` in spill form, their columns inferred on the way.
-pub struct TableSpill<W: Write> {
-    out: W,
+/// Column ids of flattened names. Items of one type mostly have the same leaves in the same
+/// order, so a name is checked against the id of the same leaf position in the previous item
+/// before it is hashed.
+#[derive(Default)]
+struct Ids {
     ids: HashMap<String, u32, FxBuild>,
-    /// The column id of each leaf position of the last item: items of one type mostly have the
-    /// same leaves in the same order, so a name is checked against one guess before hashing.
     seq: Vec<u32>,
     names: Vec<String>,
-    kinds: Vec<Kind>,
-    path: String,
-    buf: Vec<u8>,
-    rows: u64,
 }
 
-impl<W: Write> TableSpill<W> {
-    /// An empty spill writing to `out`.
-    pub fn new(out: W) -> TableSpill<W> {
-        TableSpill {
-            out,
-            ids: HashMap::default(),
-            seq: Vec::new(),
-            names: Vec::new(),
-            kinds: Vec::new(),
-            path: String::new(),
-            buf: Vec::new(),
-            rows: 0,
+impl Ids {
+    /// The id of `name`, the `pos`-th leaf of an item; a new id for a name not seen before.
+    fn id(&mut self, pos: usize, name: &str) -> u32 {
+        if let Some(&g) = self.seq.get(pos)
+            && self.names[g as usize] == name
+        {
+            return g;
         }
+        let id = match self.ids.get(name) {
+            Some(&id) => id,
+            None => {
+                let id = self.names.len() as u32;
+                self.ids.insert(name.to_string(), id);
+                self.names.push(name.to_string());
+                id
+            }
+        };
+        self.seq.truncate(pos);
+        self.seq.push(id);
+        id
     }
+}
 
-    /// Items pushed.
-    pub fn rows(&self) -> u64 {
-        self.rows
-    }
+/// A report table's columns, inferred from its items.
+pub struct TableLayout {
+    schema: SchemaRef,
+    kinds: Vec<Kind>,
+    /// The column of each name id (`None`: the name has no column).
+    col_of: Vec<Option<usize>>,
+    ids: Ids,
+}
 
-    /// Flatten one item and write it out.
+impl TableLayout {
+    /// The columns of `items`: `capture`, `host`, then the flattened keys with a value in
+    /// some item, in alphabetical order, each of the kind that holds all its values.
     ///
     /// # Errors
-    /// The writer's error, or the item's own serialization error.
-    pub fn push<T: Serialize + ?Sized>(&mut self, item: &T) -> io::Result<()> {
-        let TableSpill {
-            ids,
-            seq,
-            names,
-            kinds,
-            path,
-            buf,
-            ..
-        } = self;
-        buf.clear();
-        path.clear();
-        let mut pos = 0;
-        flatten(item, path, &mut |name, l| {
-            let guess = seq.get(pos).copied();
-            let id = match guess.filter(|&g| names[g as usize] == name) {
-                Some(id) => id,
-                None => {
-                    let id = match ids.get(name) {
-                        Some(&id) => id,
-                        None => {
-                            let id = names.len() as u32;
-                            ids.insert(name.to_string(), id);
-                            names.push(name.to_string());
-                            kinds.push(Kind::Null);
-                            id
-                        }
-                    };
-                    seq.truncate(pos);
-                    seq.push(id);
-                    id
+    /// An item's own serialization error.
+    pub fn infer<T: Serialize>(items: &[T]) -> Result<TableLayout, FlatError> {
+        let mut ids = Ids::default();
+        let mut kinds: Vec<Kind> = Vec::new();
+        let mut path = String::new();
+        for item in items {
+            path.clear();
+            let mut pos = 0;
+            flatten(item, &mut path, &mut |name, l| {
+                let id = ids.id(pos, name) as usize;
+                pos += 1;
+                if id == kinds.len() {
+                    kinds.push(Kind::Null);
                 }
-            };
-            pos += 1;
-            let k = &mut kinds[id as usize];
-            *k = k.widen(Kind::of(&l));
-            encode(buf, id, &l);
-        })
-        .map_err(io::Error::other)?;
-        buf.extend_from_slice(&END_OF_ROW.to_le_bytes());
-        self.rows += 1;
-        self.out.write_all(&(self.buf.len() as u32).to_le_bytes())?;
-        self.out.write_all(&self.buf)
-    }
-
-    /// The writer and the table's columns: `capture`, `host`, then the flattened keys in
-    /// alphabetical order.
-    pub fn finish(self) -> (W, TableLayout) {
-        let mut order: Vec<usize> = (0..self.names.len())
+                kinds[id] = kinds[id].widen(Kind::of(&l));
+            })?;
+        }
+        let mut order: Vec<usize> = (0..ids.names.len())
             .filter(|&i| {
-                let n = self.names[i].as_str();
+                let n = ids.names[i].as_str();
                 // A key that is `null` in every row (an absent statistic, an object no row has)
                 // has no column: its type is unknown here, and a column of Parquet's null type
                 // would clash with the typed column of the same name in another capture's
                 // export (Spark's `mergeSchema` refuses INT and DECIMAL). `capture` and `host`
                 // are ours.
-                self.kinds[i] != Kind::Null && n != "capture" && n != "host"
+                kinds[i] != Kind::Null && n != "capture" && n != "host"
             })
             .collect();
-        order.sort_by(|&a, &b| self.names[a].cmp(&self.names[b]));
+        order.sort_by(|&a, &b| ids.names[a].cmp(&ids.names[b]));
         let mut fields = vec![
             Field::new("capture", DataType::Utf8, false),
             Field::new("host", DataType::Utf8, false),
         ];
-        let mut col_of = vec![None; self.names.len()];
-        let mut kinds = Vec::with_capacity(order.len());
+        let mut col_of = vec![None; ids.names.len()];
+        let mut col_kinds = Vec::with_capacity(order.len());
         for (c, &i) in order.iter().enumerate() {
-            fields.push(Field::new(&self.names[i], self.kinds[i].data_type(), true));
+            fields.push(Field::new(&ids.names[i], kinds[i].data_type(), true));
             col_of[i] = Some(c);
-            kinds.push(self.kinds[i]);
+            col_kinds.push(kinds[i]);
         }
-        let layout = TableLayout {
+        Ok(TableLayout {
             schema: Arc::new(Schema::new(fields)),
-            kinds,
+            kinds: col_kinds,
             col_of,
-        };
-        (self.out, layout)
+            ids,
+        })
     }
-}
 
-/// A report table's columns, and where each spilled column id goes.
-pub struct TableLayout {
-    schema: SchemaRef,
-    kinds: Vec<Kind>,
-    col_of: Vec<Option<usize>>,
-}
-
-impl TableLayout {
     /// The table's schema.
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
@@ -268,8 +187,7 @@ impl TableLayout {
         ReportRows {
             cols: self.kinds.iter().map(|k| Col::new(*k)).collect(),
             filled: vec![false; self.kinds.len()],
-            text: Vec::new(),
-            row: Vec::new(),
+            path: String::new(),
             len: 0,
         }
     }
@@ -279,9 +197,7 @@ impl TableLayout {
 pub struct ReportRows {
     cols: Vec<Col>,
     filled: Vec<bool>,
-    text: Vec<u8>,
-    /// The spill record being read.
-    row: Vec<u8>,
+    path: String,
     len: usize,
 }
 
@@ -296,62 +212,30 @@ impl ReportRows {
         self.len == 0
     }
 
-    /// Read one spilled row from `r` and append it; `false` at the end of the spill.
+    /// Append `item`, one of the items `layout` was inferred from.
     ///
     /// # Errors
-    /// The reader's error, or a damaged spill (`InvalidData`).
-    pub fn read_row<R: Read>(&mut self, layout: &TableLayout, r: &mut R) -> io::Result<bool> {
-        let mut lenb = [0u8; 4];
-        match r.read_exact(&mut lenb) {
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(false),
-            other => other?,
-        }
-        let mut row = std::mem::take(&mut self.row);
-        row.resize(u32::from_le_bytes(lenb) as usize, 0);
-        r.read_exact(&mut row)?;
-        let done = self.parse_row(layout, &mut &row[..]);
-        self.row = row;
-        done.map(|()| true)
-    }
-
-    /// Append the row of the spill record `r` (without its length).
-    fn parse_row(&mut self, layout: &TableLayout, r: &mut &[u8]) -> io::Result<()> {
-        loop {
-            let id = read_u32(r)?;
-            if id == END_OF_ROW {
-                break;
+    /// The item's own serialization error.
+    pub fn push<T: Serialize>(
+        &mut self,
+        layout: &mut TableLayout,
+        item: &T,
+    ) -> Result<(), FlatError> {
+        let ReportRows {
+            cols, filled, path, ..
+        } = self;
+        let TableLayout { ids, col_of, .. } = layout;
+        path.clear();
+        let mut pos = 0;
+        flatten(item, path, &mut |name, l| {
+            let id = ids.id(pos, name) as usize;
+            pos += 1;
+            if let Some(c) = col_of.get(id).copied().flatten() {
+                cols[c].push(&l);
+                filled[c] = true;
             }
-            let mut tag = [0u8; 1];
-            r.read_exact(&mut tag)?;
-            let leaf = match tag[0] {
-                T_NULL => Leaf::Null,
-                T_BOOL => {
-                    r.read_exact(&mut tag)?;
-                    Leaf::Bool(tag[0] != 0)
-                }
-                T_U64 => Leaf::U64(u64::from_le_bytes(read_8(r)?)),
-                T_I64 => Leaf::I64(i64::from_le_bytes(read_8(r)?)),
-                T_F64 => Leaf::F64(f64::from_le_bytes(read_8(r)?)),
-                t @ (T_STR | T_JSON) => {
-                    let n = read_u32(r)? as usize;
-                    self.text.resize(n, 0);
-                    r.read_exact(&mut self.text)?;
-                    let s = std::str::from_utf8(&self.text)
-                        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-                    if t == T_STR {
-                        Leaf::Str(s)
-                    } else {
-                        Leaf::Json(s.to_string())
-                    }
-                }
-                _ => return Err(io::Error::new(io::ErrorKind::InvalidData, "bad spill tag")),
-            };
-            if let Some(c) = layout.col_of.get(id as usize).copied().flatten() {
-                self.cols[c].push(&leaf);
-                self.filled[c] = true;
-            }
-        }
-        for (c, f) in self.cols.iter_mut().zip(self.filled.iter_mut()) {
+        })?;
+        for (c, f) in cols.iter_mut().zip(filled.iter_mut()) {
             if !*f {
                 c.push(&Leaf::Null);
             }
@@ -471,9 +355,7 @@ mod tests {
             json!({"id": 1, "psn": {"first": null, "last": 9}, "ce_fraction": 0.0,
                    "transport": "UD", "msn": [], "nak": {"frame": 7}, "delta": -2, "odd": "x", "retx": null}),
         ];
-        let mut spill = TableSpill::new(Vec::new());
-        items.iter().for_each(|i| spill.push(i).unwrap());
-        let (bytes, t) = spill.finish();
+        let mut t = TableLayout::infer(&items).unwrap();
         let names: Vec<_> = t
             .schema()
             .fields()
@@ -497,8 +379,7 @@ mod tests {
             ]
         );
         let mut rows = t.rows();
-        let mut r = &bytes[..];
-        while rows.read_row(&t, &mut r).unwrap() {}
+        items.iter().for_each(|i| rows.push(&mut t, i).unwrap());
         assert_eq!(rows.len(), 2);
         let b = rows.take_batch(&t, "a.pcap", "h").unwrap();
         let col = |n: &str| b.column_by_name(n).unwrap().clone();
@@ -526,11 +407,10 @@ mod tests {
 
     #[test]
     fn empty_table_has_capture_and_host_only() {
-        let (bytes, t) = TableSpill::new(Vec::new()).finish();
-        assert!(bytes.is_empty());
+        let t = TableLayout::infer::<serde_json::Value>(&[]).unwrap();
         assert_eq!(t.schema().fields().len(), 2);
         let mut rows = t.rows();
-        assert!(!rows.read_row(&t, &mut &bytes[..]).unwrap());
+        assert!(rows.is_empty());
         assert_eq!(rows.take_batch(&t, "a.pcap", "h").unwrap().num_rows(), 0);
     }
 }
