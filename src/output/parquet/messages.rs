@@ -10,7 +10,9 @@
 
 use std::sync::Arc;
 
-use arrow_array::{BooleanArray, RecordBatch, StringArray, UInt64Array};
+use arrow_array::{BooleanArray, RecordBatch, UInt64Array};
+
+use super::columns::Texts;
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 
 use super::Constants;
@@ -54,7 +56,7 @@ columns! {
     flow: UInt64Array = DataType::UInt64, false, |m| Some(m.flow as u64);
     imm_data: UInt64Array = DataType::UInt64, true, only IMM, |m| m.imm_data.map(u64::from);
     immediate: BooleanArray = DataType::Boolean, false, |m| Some(m.immediate);
-    kind: StringArray = DataType::Utf8, false, |m| Some(m.kind.name());
+    kind: Texts = DataType::Utf8, false, |m| Some(m.kind.name());
     last_frame: UInt64Array = DataType::UInt64, false, |m| Some(m.last_frame);
     last_psn: UInt64Array = DataType::UInt64, false, |m| Some(u64::from(m.last_psn));
     packets: UInt64Array = DataType::UInt64, false, |m| Some(u64::from(m.packets));
@@ -69,7 +71,7 @@ columns! {
         |r| u64::from(r.rkey));
     reth_va: UInt64Array = DataType::UInt64, true, only RETH, |m| m.reth.map(|r| r.va);
     start_ts_ns: UInt64Array = DataType::UInt64, false, |m| Some(m.start_ts_ns);
-    status: StringArray = DataType::Utf8, false, |m| Some(m.status.name());
+    status: Texts = DataType::Utf8, false, |m| Some(m.status.name());
 }
 
 /// The `messages` table's Arrow schema: `capture`, `host`, then the message's columns.

@@ -10,7 +10,6 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use arrow_array::builder::StringBuilder;
 use arrow_array::{
     ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt8Array, UInt16Array,
     UInt32Array, UInt64Array,
@@ -18,7 +17,7 @@ use arrow_array::{
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 
 use super::Constants;
-use super::columns::{Column, UtcTimestamps, ts_type};
+use super::columns::{Column, Texts, UtcTimestamps, ts_type};
 
 use crate::decode::{Address, AethKind, Encap, IcrcStatus, LinkSummary, RocePacket};
 
@@ -28,8 +27,9 @@ struct Addresses(StringArray);
 
 impl FromIterator<Option<Address>> for Addresses {
     fn from_iter<I: IntoIterator<Item = Option<Address>>>(it: I) -> Self {
+        let it = it.into_iter();
         let mut cache = AddrCache::default();
-        let mut b = StringBuilder::new();
+        let mut b = Texts::builder(it.size_hint().0);
         for a in it {
             match a {
                 Some(a) => b.append_value(cache.text(&a)),
@@ -81,11 +81,11 @@ columns! {
     inner_vlan: UInt16Array = DataType::UInt16, true, only INNER_VLAN, |r| r.inner_vlan();
     inner_vlan_pcp: UInt8Array = DataType::UInt8, true,
         only INNER_VLAN, |r| r.inner_vlan().and(r.link.inner_vlan_pcp);
-    encap: StringArray = DataType::Utf8, true, only ENCAP, |r| r.encap.as_deref();
-    roce: StringArray = DataType::Utf8, false, |r| Some(r.p.version.name());
+    encap: Texts = DataType::Utf8, true, only ENCAP, |r| r.encap.as_deref();
+    roce: Texts = DataType::Utf8, false, |r| Some(r.p.version.name());
     src: Addresses = DataType::Utf8, false, |r| Some(r.p.src);
     dst: Addresses = DataType::Utf8, false, |r| Some(r.p.dst);
-    ecn: StringArray = DataType::Utf8, true, |r| r.p.ecn.map(|e| e.name());
+    ecn: Texts = DataType::Utf8, true, |r| r.p.ecn.map(|e| e.name());
     dscp: UInt8Array = DataType::UInt8, true, |r| r.p.dscp;
     hop_limit: UInt8Array = DataType::UInt8, true, |r| r.p.hop_limit;
     udp_src_port: UInt16Array = DataType::UInt16, true, |r| r.p.udp_src_port;
@@ -107,7 +107,7 @@ columns! {
     grh_sgid: Addresses = DataType::Utf8, true, only GRH, |r| r.p.grh.map(|g| Address::Gid(g.sgid));
     grh_dgid: Addresses = DataType::Utf8, true, only GRH, |r| r.p.grh.map(|g| Address::Gid(g.dgid));
     bth_opcode: UInt8Array = DataType::UInt8, true, |r| r.p.bth.map(|t| t.opcode.0);
-    bth_opcode_name: StringArray = DataType::Utf8, true, |r| r.p.bth.map(|t| t.opcode.token());
+    bth_opcode_name: Texts = DataType::Utf8, true, |r| r.p.bth.map(|t| t.opcode.token());
     bth_se: BooleanArray = DataType::Boolean, true, |r| r.p.bth.map(|t| t.se);
     bth_m: BooleanArray = DataType::Boolean, true, |r| r.p.bth.map(|t| t.m);
     bth_pad: UInt8Array = DataType::UInt8, true, |r| r.p.bth.map(|t| t.pad);
@@ -141,25 +141,25 @@ columns! {
         only ATOMIC_ETH, |r| r.p.ext.atomic_eth.map(|a| a.compare);
     aeth_syndrome: UInt8Array = DataType::UInt8, true, only AETH,
         |r| r.p.ext.aeth.map(|a| a.syndrome);
-    aeth_kind: StringArray = DataType::Utf8, true, only AETH, |r| r.aeth().map(|a| a.kind);
+    aeth_kind: Texts = DataType::Utf8, true, only AETH, |r| r.aeth().map(|a| a.kind);
     aeth_value: UInt8Array = DataType::UInt8, true, only AETH,
         |r| r.p.ext.aeth.map(|a| a.syndrome & 0x1f);
     aeth_credits: UInt32Array = DataType::UInt32, true, only AETH,
         |r| r.aeth().and_then(|a| a.credits);
     aeth_rnr_timer_ms: Float64Array = DataType::Float64, true,
         only RNR_NAK, |r| r.aeth().and_then(|a| a.rnr_timer_ms);
-    aeth_nak: StringArray = DataType::Utf8, true, only NAK, |r| r.aeth().and_then(|a| a.nak);
+    aeth_nak: Texts = DataType::Utf8, true, only NAK, |r| r.aeth().and_then(|a| a.nak);
     aeth_msn: UInt32Array = DataType::UInt32, true, only AETH, |r| r.p.ext.aeth.map(|a| a.msn);
     atomic_ack_eth_orig: UInt64Array = DataType::UInt64, true,
         only ATOMIC_ACK_ETH, |r| r.p.ext.atomic_ack_eth.map(|a| a.orig);
     imm: UInt32Array = DataType::UInt32, true, only IMM, |r| r.p.ext.imm;
     ieth_rkey: UInt32Array = DataType::UInt32, true, only IETH, |r| r.p.ext.ieth;
     payload_len: UInt32Array = DataType::UInt32, true, |r| r.p.bth.map(|_| r.p.payload_len);
-    icrc_status: StringArray = DataType::Utf8, false, |r| Some(r.p.icrc.status_name());
-    icrc_reason: StringArray = DataType::Utf8, true, only UNCHECKED, |r| icrc_reason(&r.p);
+    icrc_status: Texts = DataType::Utf8, false, |r| Some(r.p.icrc.status_name());
+    icrc_reason: Texts = DataType::Utf8, true, only UNCHECKED, |r| icrc_reason(&r.p);
     icrc_value: UInt32Array = DataType::UInt32, true, |r| r.p.icrc.value;
     icrc_expected: UInt32Array = DataType::UInt32, true, |r| r.p.icrc.expected;
-    malformed: StringArray = DataType::Utf8, true, only MALFORMED,
+    malformed: Texts = DataType::Utf8, true, only MALFORMED,
         |r| r.p.malformed.map(|e| e.to_string());
     truncated: BooleanArray = DataType::Boolean, false, |r| Some(r.p.truncated);
 }
