@@ -9,7 +9,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 use arrow_array::RecordBatch;
-use arrow_schema::{ArrowError, Schema, SchemaRef};
+use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::metadata::KeyValue;
@@ -236,7 +236,7 @@ impl<T: Send + 'static> PartFile<T> {
 }
 
 /// Writer settings: zstd, fixed row groups, column chunk statistics (not for text but
-/// `capture` and `host`), delta-encoded integers, and the key-value metadata naming the schema
+/// `capture` and `host`), delta-encoded 64-bit integers, and the key-value metadata naming the schema
 /// version, table, capture, host and roce-inspect version.
 fn properties(table: &str, capture: &str, host: &str, schema: &Schema) -> WriterProperties {
     let kv = |k: &str, v: &str| KeyValue::new(format!("roce_inspect.{k}"), v.to_string());
@@ -254,21 +254,26 @@ fn properties(table: &str, capture: &str, host: &str, schema: &Schema) -> Writer
     // and keeping them costs two byte comparisons per value (a tenth of the export's time).
     // The parquet crate has no setting for null counts alone: those go too.
     //
-    // Integer and timestamp columns are DELTA_BINARY_PACKED (Parquet's encoding of
-    // differences between neighbours, bit-packed per block): frame numbers, timestamps, PSNs
-    // and MSNs climb by small steps and most header fields repeat, so a column shrinks to a few
-    // bits per value before zstd sees it. That halves the bytes compressed and the files
-    // (messages: 3.7 MB → 45 kB per million packets). Differences wrap, as the format says.
+    // 64-bit integer and timestamp columns are DELTA_BINARY_PACKED (Parquet's encoding of
+    // differences between neighbours, bit-packed per block): frame numbers, timestamps, VAs and
+    // the report tables' counters climb by small steps, which plain 8-byte values hide from
+    // zstd; delta-encoded they shrink to a few bits per value (the messages table: 3.7 MB ->
+    // 45 kB per million packets). The 8- to 32-bit header fields stay PLAIN: they mostly
+    // repeat, and zstd finds the repeats for less CPU than delta encoding costs (measured: a
+    // tenth of the export's time). Differences wrap, as the format says.
     let mut b = WriterProperties::builder().set_dictionary_enabled(false);
     for f in schema.fields() {
         let t = f.data_type();
-        if t.is_integer() || matches!(t, arrow_schema::DataType::Timestamp(..)) {
+        if matches!(
+            t,
+            DataType::UInt64 | DataType::Int64 | DataType::Timestamp(..)
+        ) {
             b = b.set_column_encoding(
                 ColumnPath::from(f.name().as_str()),
                 Encoding::DELTA_BINARY_PACKED,
             );
         }
-        if t == &arrow_schema::DataType::Utf8 {
+        if t == &DataType::Utf8 {
             let col = ColumnPath::from(f.name().as_str());
             b = b.set_column_dictionary_enabled(col.clone(), true);
             // `capture` and `host` keep theirs: one value per file, so a query on a host skips
