@@ -659,3 +659,109 @@ fn duckdb_and_polars_read_several_exports_as_one_dataset() {
     assert_eq!(sorted(&got["packets_per_flow"]), want, "packets per flow");
     assert_eq!(sorted(&got["flows"]), want, "flows table");
 }
+
+/// Temporary files never outlive an export: a Ctrl-C removes the ones being written (exit
+/// status 130), and those of an export killed outright (`kill -9`: its PID gone) are removed by
+/// the next export of the capture; a running export's are left alone.
+#[test]
+fn interrupted_exports_leave_no_temporary_files() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ds");
+    let temporaries = |table: &str| -> Vec<String> {
+        std::fs::read_dir(dir.join(table).join("capture=stdin"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".tmp"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    // Standard input stays open: the export waits for more after the first frames.
+    let mut child = bin()
+        .args(["export", "-", "--parquet"])
+        .arg(&dir)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let bytes = std::fs::read(sample("write_bw.pcap")).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&bytes).unwrap();
+    stdin.flush().unwrap();
+    // Wait until the export has its files open.
+    for _ in 0..200 {
+        if !temporaries("packets").is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(temporaries("packets").len(), 1, "the export is writing");
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    drop(stdin);
+    assert_eq!(status.code(), Some(130));
+    assert!(temporaries("packets").is_empty() && temporaries("messages").is_empty());
+
+    // Left by a process that is gone (no PID is this large: Linux's limit is 2^22), and by
+    // one that runs (this test).
+    let folder = dir.join("packets").join("capture=stdin");
+    std::fs::create_dir_all(&folder).unwrap();
+    let dead = folder.join(".part-0.parquet.999999999-0.tmp");
+    let alive = folder.join(format!(".part-0.parquet.{}-0.tmp", std::process::id()));
+    std::fs::write(&dead, b"half").unwrap();
+    std::fs::write(&alive, b"half").unwrap();
+    run_ok(
+        bin()
+            .args(["export", "-", "--parquet"])
+            .arg(&dir)
+            .stdin(File::open(sample("write_bw.pcap")).unwrap()),
+    );
+    assert!(!dead.exists(), "a dead export's temporary file is removed");
+    assert!(alive.exists(), "a running export's temporary file is kept");
+    assert_eq!(read_table(&part(&dir, "packets", "stdin")).len(), 134);
+}
+
+/// What a user gets wrong is said once on stderr: standard input twice, a filter that does
+/// not compile (the dataset folder it would have made is not left behind), and a capture
+/// with no RoCE frame (exported, with a warning: its tables are empty).
+#[test]
+fn export_mistakes_are_said_on_stderr() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("new");
+    let out = bin()
+        .args(["export", "-", "-", "--parquet"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "roce-inspect: standard input (-) is given twice\n"
+    );
+    let out = bin()
+        .arg("export")
+        .arg(sample("write_bw.pcap"))
+        .args(["-f", "udp prot 4791", "--parquet"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!dir.exists(), "no empty dataset folder is left");
+    let out = bin()
+        .arg("export")
+        .arg(sample("write_bw.pcap"))
+        .args(["-f", "udp port 9", "--parquet"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: no RoCE frame passed the filter: its tables are empty"),
+        "{err}"
+    );
+    assert!(read_table(&part(&dir, "packets", "write_bw.pcap")).is_empty());
+}

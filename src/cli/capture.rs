@@ -45,6 +45,7 @@ pub(super) fn install_stop_handler(src: Option<&mut LiveSource>) -> Result<Arc<A
             }
         } else {
             eprintln!("roce-inspect: interrupted again, exiting without the report");
+            crate::output::parquet::file::remove_temporaries();
             std::process::exit(130);
         }
     })

@@ -74,6 +74,9 @@ pub fn export(a: &ExportArgs) -> Result<Outcome> {
     let mut seen: HashMap<String, &str> = HashMap::new();
     for f in &a.files {
         if let Some(other) = seen.insert(capture_name(f), f) {
+            if f == "-" && other == "-" {
+                bail!("standard input (-) is given twice");
+            }
             bail!(
                 "{other} and {f} have the same file name, so their exports would replace each other: export them into different folders or rename one"
             );
@@ -82,6 +85,7 @@ pub fn export(a: &ExportArgs) -> Result<Outcome> {
     if a.parquet.exists() && !a.parquet.is_dir() {
         anyhow::bail!("{}: not a directory", a.parquet.display());
     }
+    let created = !a.parquet.exists();
     std::fs::create_dir_all(&a.parquet).map_err(|e| {
         anyhow!(
             "{}: cannot create the dataset folder: {}",
@@ -89,6 +93,13 @@ pub fn export(a: &ExportArgs) -> Result<Outcome> {
             crate::output::io_text(&e)
         )
     })?;
+    // Ctrl-C, SIGTERM, SIGHUP: no destructor runs, so the handler removes the files being
+    // written before it exits (status 130, as the shell reports a Ctrl-C).
+    ctrlc::set_handler(|| {
+        crate::output::parquet::file::remove_temporaries();
+        std::process::exit(130);
+    })
+    .context("installing the Ctrl-C/SIGTERM handler")?;
     let mut progress = Progress::for_files(&a.files);
     let mut failed = Vec::new();
     let mut out_err: Option<std::io::Error> = None;
@@ -118,6 +129,10 @@ pub fn export(a: &ExportArgs) -> Result<Outcome> {
             // (exit status 2).
             Err(e) if a.files.len() == 1 || super::is_usage_error(&e) => {
                 progress.finish();
+                if created {
+                    // Only when nothing was written in it (remove_dir fails otherwise).
+                    let _ = std::fs::remove_dir(&a.parquet);
+                }
                 return Err(e);
             }
             Err(e) => {
@@ -191,6 +206,16 @@ fn export_file(path: &str, a: &ExportArgs, progress: &mut Progress) -> Result<Ex
     // What makes the tables' numbers doubtful (as `read --summary` prints it).
     for w in &report.warnings {
         progress.eprintln(&format!("roce-inspect: {shown}: warning: {w}"));
+    }
+    if counts.packets == 0 && read_err.is_none() {
+        progress.eprintln(&format!(
+            "roce-inspect: {shown}: warning: no RoCE frame{}: its tables are empty",
+            if a.filter.is_some() {
+                " passed the filter"
+            } else {
+                " in it"
+            }
+        ));
     }
     if let Some(e) = read_err {
         let where_ = match src.frames_read() {

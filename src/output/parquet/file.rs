@@ -5,6 +5,7 @@
 use std::fs::{self, File};
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
@@ -54,6 +55,50 @@ pub fn temp_name(name: &str) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     format!(".{name}.{}-{n}.tmp", std::process::id())
+}
+
+/// Temporary files being written by this process (see [`remove_temporaries`]).
+static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Remove the temporary files this process is writing: called by a signal handler just
+/// before the process exits (Ctrl-C, SIGTERM), when no destructor will run.
+pub fn remove_temporaries() {
+    for p in temporaries().drain(..) {
+        let _ = fs::remove_file(p);
+    }
+}
+
+/// Stop listing `tmp` among the temporaries (it was renamed or removed).
+fn forget_temporary(tmp: &Path) {
+    temporaries().retain(|p| p != tmp);
+}
+
+/// Remove the temporary files in `folder` that an export killed before it could remove them
+/// left behind (`kill -9`, a crash, a power cut): those whose process (the PID in the name,
+/// [`temp_name`]) no longer runs. Another running export's files are left alone.
+fn remove_stale_temporaries(folder: &Path) {
+    let Ok(entries) = fs::read_dir(folder) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(".part-0.parquet."))
+            .and_then(|n| n.strip_suffix(".tmp"))
+            .and_then(|n| n.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = fs::remove_file(e.path());
+        }
+    }
 }
 
 /// The folder of `table`'s partition for `capture` under `dir`.
@@ -177,13 +222,22 @@ impl<T: Send + 'static> PartFile<T> {
     ) -> Result<PartFile<T>, ExportError> {
         let folder = partition_dir(dir, table, capture);
         fs::create_dir_all(&folder).map_err(|e| ExportError::io(&folder, e))?;
+        remove_stale_temporaries(&folder);
         let path = folder.join("part-0.parquet");
         let tmp = folder.join(temp_name("part-0.parquet"));
-        let file = File::create(&tmp).map_err(|e| ExportError::io(&tmp, e))?;
+        temporaries().push(tmp.clone());
+        let file = File::create(&tmp).map_err(|e| {
+            forget_temporary(&tmp);
+            ExportError::io(&tmp, e)
+        })?;
         let props = properties(table, capture, host, &schema);
         let mut writer =
             ArrowWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, Some(props))
-                .map_err(|e| ExportError::parquet(&tmp, e))?;
+                .map_err(|e| {
+                    let _ = fs::remove_file(&tmp);
+                    forget_temporary(&tmp);
+                    ExportError::parquet(&tmp, e)
+                })?;
         let name = tmp.clone();
         let worker = Worker::start(format!("parquet-{table}"), &tmp, QUEUE, move |rx| {
             for item in rx {
@@ -222,6 +276,7 @@ impl<T: Send + 'static> PartFile<T> {
     /// The rename failed.
     pub fn publish(self) -> Result<PathBuf, ExportError> {
         fs::rename(&self.tmp, &self.path).map_err(|e| ExportError::io(&self.path, e))?;
+        forget_temporary(&self.tmp);
         Ok(self.path.clone())
     }
 
@@ -310,6 +365,7 @@ impl<T: Send + 'static> Drop for PartFile<T> {
         }
         // Gone already when the file was finished and renamed.
         let _ = fs::remove_file(&self.tmp);
+        forget_temporary(&self.tmp);
     }
 }
 
