@@ -14,7 +14,7 @@ use std::fmt;
 use std::io::{self, Write};
 
 use comfy_table::{CellAlignment, Color, ContentArrangement, Table, presets};
-use unicode_width::UnicodeWidthStr;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// One cell of a report table: its text, alignment and colour (shown only in tables made
 /// with colour on).
@@ -139,8 +139,8 @@ pub fn terminal_width() -> Option<u16> {
     t.width().filter(|&w| w > 0)
 }
 
-/// Printed width of a rendered table: its longest line in characters, ANSI colour sequences
-/// not counted.
+/// Printed width of a rendered table: its longest line in terminal columns (Unicode width: a
+/// CJK character takes two), ANSI colour sequences not counted.
 pub fn rendered_width(s: &str) -> usize {
     s.lines()
         .map(|l| {
@@ -151,7 +151,7 @@ pub fn rendered_width(s: &str) -> usize {
                     (false, '\u{1b}') => esc = true,
                     (true, 'm') => esc = false,
                     (true, _) => {}
-                    (false, _) => n += 1,
+                    (false, c) => n += c.width().unwrap_or(0),
                 }
             }
             n
@@ -542,5 +542,7 @@ mod tests {
         assert!(note.lines().all(|l| l.chars().count() <= 30), "{note}");
         assert_eq!(note.split_whitespace().count(), 12, "no word lost");
         assert_eq!(rendered_width("\u{1b}[31mred\u{1b}[0m"), 3);
+        // Two columns per CJK character, none for a combining accent.
+        assert_eq!(rendered_width("│東京│\n│e\u{301}│"), 6);
     }
 }
