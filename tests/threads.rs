@@ -157,6 +157,40 @@ fn parallel_read_hands_over_to_libpcap() {
     }
 }
 
+/// A record header in the middle of the file that libpcap refuses (its captured length far
+/// above the snap length): the frames before it, the report and the one-line error are those
+/// of `--threads 1`, wherever the error falls among the windows being read, decoded and
+/// analysed.
+#[test]
+fn parallel_read_error_in_the_middle() {
+    let recs = mix(200, &[0, 1_500_000], 2_000);
+    let bytes = pcap_bytes(LINKTYPE_ETHERNET, scenario::SNAPLEN, &recs);
+    // Walk the records (24-byte file header; 16-byte record headers, incl_len at offset 8).
+    let mut at = 24;
+    let mut starts = Vec::new();
+    while at + 16 <= bytes.len() {
+        starts.push(at);
+        let incl = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + incl;
+    }
+    let d = tempfile::tempdir().unwrap();
+    for frac in [3, 2] {
+        let mut bad = bytes.clone();
+        let h = starts[starts.len() * (frac - 1) / frac];
+        bad[h + 8..h + 12].copy_from_slice(&0x7fff_0000u32.to_le_bytes());
+        let f = d.path().join(format!("bad{frac}.pcap"));
+        std::fs::write(&f, &bad).unwrap();
+        for v in [&[][..], &["-q"][..], &["--summary", "--json"][..]] {
+            let one = run(&f, "1", v);
+            assert_eq!(one.0, Some(1), "{v:?}");
+            let err = String::from_utf8_lossy(&one.2);
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(!one.1.is_empty(), "frames before the error are printed");
+            assert!(one == run(&f, "2", v), "{v:?}");
+        }
+    }
+}
+
 /// Frames of 8 KiB (RC WRITE MIDDLE, jumbo MTU): windows end at their byte cap (8 MiB) rather
 /// than their record count, and walked pages are released behind the reader while the
 /// windows before are still decoded and analysed. With a short first window of ACK-sized
