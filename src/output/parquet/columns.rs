@@ -73,6 +73,12 @@ impl Column for Texts {
     }
 }
 
+/// `part` when the row has it, else no bit: one term of a row's parts (`only` in
+/// [`columns!`]).
+pub fn part_if(has: bool, part: u32) -> u32 {
+    if has { part } else { 0 }
+}
+
 /// Declares the columns of rows of type `$row` once: `fields()` (the schema's fields) and
 /// `arrays(&[$row], present)` (the arrays of a batch), in the same order. Each column is built
 /// from the whole batch at once (`$array::from_iter` over the rows), which is several times

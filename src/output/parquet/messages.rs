@@ -8,14 +8,11 @@
 //! per message of a long run, so it is built while the capture is read, on a writer thread
 //! (no spill, no second pass).
 
-use std::sync::Arc;
-
 use arrow_array::{BooleanArray, RecordBatch, UInt64Array};
-
-use super::columns::Texts;
-use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use arrow_schema::{ArrowError, DataType, SchemaRef};
 
 use super::Constants;
+use super::columns::{Texts, part_if};
 use crate::analyze::message::Message;
 
 // The parts of a message whose columns are null without them (`only` in `columns!`).
@@ -27,11 +24,10 @@ const READ: u32 = 1 << 3;
 
 /// The parts (`IMM`, `RETH`, …) message `m` has.
 fn parts(m: &Message) -> u32 {
-    let bit = |has: bool, part: u32| if has { part } else { 0 };
-    bit(m.imm_data.is_some(), IMM)
-        | bit(m.reth.is_some(), RETH)
-        | bit(m.feth.is_some(), FETH)
-        | bit(
+    part_if(m.imm_data.is_some(), IMM)
+        | part_if(m.reth.is_some(), RETH)
+        | part_if(m.feth.is_some(), FETH)
+        | part_if(
             m.request_frame.is_some()
                 || m.request_ts_ns.is_some()
                 || m.read_latency_ns.is_some()
@@ -65,10 +61,10 @@ columns! {
     reissues: UInt64Array = DataType::UInt64, false, |m| Some(u64::from(m.reissues));
     request_frame: UInt64Array = DataType::UInt64, true, only READ, |m| m.request_frame;
     request_ts_ns: UInt64Array = DataType::UInt64, true, only READ, |m| m.request_ts_ns;
-    reth_dma_len: UInt64Array = DataType::UInt64, true, only RETH, |m| m.reth.map(
-        |r| u64::from(r.dma_len));
-    reth_rkey: UInt64Array = DataType::UInt64, true, only RETH, |m| m.reth.map(
-        |r| u64::from(r.rkey));
+    reth_dma_len: UInt64Array = DataType::UInt64, true, only RETH,
+        |m| m.reth.map(|r| u64::from(r.dma_len));
+    reth_rkey: UInt64Array = DataType::UInt64, true, only RETH,
+        |m| m.reth.map(|r| u64::from(r.rkey));
     reth_va: UInt64Array = DataType::UInt64, true, only RETH, |m| m.reth.map(|r| r.va);
     start_ts_ns: UInt64Array = DataType::UInt64, false, |m| Some(m.start_ts_ns);
     status: Texts = DataType::Utf8, false, |m| Some(m.status.name());
@@ -76,12 +72,7 @@ columns! {
 
 /// The `messages` table's Arrow schema: `capture`, `host`, then the message's columns.
 pub fn schema() -> SchemaRef {
-    let mut f = vec![
-        Field::new("capture", DataType::Utf8, false),
-        Field::new("host", DataType::Utf8, false),
-    ];
-    f.extend(fields());
-    Arc::new(Schema::new(f))
+    super::table_schema(fields())
 }
 
 /// `msgs` as a record batch of `schema` (from [`schema`]), after the
@@ -94,10 +85,8 @@ pub fn batch(
     msgs: &[Message],
     constants: &mut Constants,
 ) -> Result<RecordBatch, ArrowError> {
-    let mut cols = constants.columns(msgs.len());
     let present = msgs.iter().fold(0, |m, x| m | parts(x));
-    cols.extend(arrays(msgs, present));
-    RecordBatch::try_new(schema.clone(), cols)
+    super::table_batch(schema, constants, msgs.len(), arrays(msgs, present))
 }
 
 #[cfg(test)]

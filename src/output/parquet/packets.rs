@@ -14,10 +14,10 @@ use arrow_array::{
     ArrayRef, BooleanArray, Float64Array, RecordBatch, StringArray, UInt8Array, UInt16Array,
     UInt32Array, UInt64Array,
 };
-use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use arrow_schema::{ArrowError, DataType, SchemaRef};
 
 use super::Constants;
-use super::columns::{Column, Texts, UtcTimestamps, ts_type};
+use super::columns::{Column, Texts, UtcTimestamps, part_if, ts_type};
 
 use crate::decode::{Address, AethKind, Encap, IcrcStatus, LinkSummary, RocePacket};
 
@@ -167,12 +167,7 @@ columns! {
 /// The `packets` table's Arrow schema (column names and types as documented in README):
 /// `capture`, `host`, then the columns of the packet.
 pub fn schema() -> SchemaRef {
-    let mut f = vec![
-        Field::new("capture", DataType::Utf8, false),
-        Field::new("host", DataType::Utf8, false),
-    ];
-    f.extend(fields());
-    Arc::new(Schema::new(f))
+    super::table_schema(fields())
 }
 
 /// Capture-level facts of one packet (from the source record).
@@ -231,29 +226,28 @@ impl PacketRow {
     /// The parts (`VLAN`, `GRH`, …) this row has.
     fn parts(&self) -> u32 {
         let (p, x) = (&self.p, &self.p.ext);
-        let bit = |has: bool, part: u32| if has { part } else { 0 };
         let aeth = match x.aeth.map(|a| a.kind()) {
             None => 0,
             Some(AethKind::RnrNak { .. }) => AETH | RNR_NAK,
             Some(AethKind::Nak(_)) => AETH | NAK,
             Some(_) => AETH,
         };
-        aeth | bit(self.link.vlan_id.is_some(), VLAN)
-            | bit(self.inner_vlan().is_some(), INNER_VLAN)
-            | bit(self.encap.is_some(), ENCAP)
-            | bit(p.lrh.is_some(), LRH)
-            | bit(p.grh.is_some(), GRH)
-            | bit(x.rdeth.is_some(), RDETH)
-            | bit(x.deth.is_some(), DETH)
-            | bit(x.xrceth.is_some(), XRCETH)
-            | bit(x.feth.is_some(), FETH)
-            | bit(x.reth.is_some(), RETH)
-            | bit(x.atomic_eth.is_some(), ATOMIC_ETH)
-            | bit(x.atomic_ack_eth.is_some(), ATOMIC_ACK_ETH)
-            | bit(x.imm.is_some(), IMM)
-            | bit(x.ieth.is_some(), IETH)
-            | bit(icrc_reason(p).is_some(), UNCHECKED)
-            | bit(p.malformed.is_some(), MALFORMED)
+        aeth | part_if(self.link.vlan_id.is_some(), VLAN)
+            | part_if(self.inner_vlan().is_some(), INNER_VLAN)
+            | part_if(self.encap.is_some(), ENCAP)
+            | part_if(p.lrh.is_some(), LRH)
+            | part_if(p.grh.is_some(), GRH)
+            | part_if(x.rdeth.is_some(), RDETH)
+            | part_if(x.deth.is_some(), DETH)
+            | part_if(x.xrceth.is_some(), XRCETH)
+            | part_if(x.feth.is_some(), FETH)
+            | part_if(x.reth.is_some(), RETH)
+            | part_if(x.atomic_eth.is_some(), ATOMIC_ETH)
+            | part_if(x.atomic_ack_eth.is_some(), ATOMIC_ACK_ETH)
+            | part_if(x.imm.is_some(), IMM)
+            | part_if(x.ieth.is_some(), IETH)
+            | part_if(icrc_reason(p).is_some(), UNCHECKED)
+            | part_if(p.malformed.is_some(), MALFORMED)
     }
 
     fn inner_vlan(&self) -> Option<u16> {
@@ -342,10 +336,8 @@ pub fn batch(
     rows: &[PacketRow],
     constants: &mut Constants,
 ) -> Result<RecordBatch, ArrowError> {
-    let mut cols = constants.columns(rows.len());
     let present = rows.iter().fold(0, |m, r| m | r.parts());
-    cols.extend(arrays(rows, present));
-    RecordBatch::try_new(schema.clone(), cols)
+    super::table_batch(schema, constants, rows.len(), arrays(rows, present))
 }
 
 /// The text of the last few addresses seen (as `read --json` writes them).

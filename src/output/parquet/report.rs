@@ -26,11 +26,12 @@ use std::sync::Arc;
 use arrow_array::builder::{
     BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt64Builder,
 };
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
-use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{ArrowError, DataType, Field, SchemaRef};
 use serde::Serialize;
 
 use super::flat::{FlatError, Leaf, flatten};
+use super::{Constants, table_batch, table_schema};
 use crate::analyze::fxhash::FxBuild;
 
 /// What a column's values turned out to be, widened as rows are seen.
@@ -158,10 +159,7 @@ impl TableLayout {
             })
             .collect();
         order.sort_by(|&a, &b| ids.names[a].cmp(&ids.names[b]));
-        let mut fields = vec![
-            Field::new("capture", DataType::Utf8, false),
-            Field::new("host", DataType::Utf8, false),
-        ];
+        let mut fields = Vec::with_capacity(order.len());
         let mut col_of = vec![None; ids.names.len()];
         let mut col_kinds = Vec::with_capacity(order.len());
         for (c, &i) in order.iter().enumerate() {
@@ -170,7 +168,7 @@ impl TableLayout {
             col_kinds.push(kinds[i]);
         }
         Ok(TableLayout {
-            schema: Arc::new(Schema::new(fields)),
+            schema: table_schema(fields),
             kinds: col_kinds,
             col_of,
             ids,
@@ -252,22 +250,11 @@ impl ReportRows {
     pub fn take_batch(
         &mut self,
         layout: &TableLayout,
-        capture: &str,
-        host: &str,
+        constants: &mut Constants,
     ) -> Result<RecordBatch, ArrowError> {
         let n = std::mem::take(&mut self.len);
-        let mut cap = StringBuilder::new();
-        let mut hst = StringBuilder::new();
-        for _ in 0..n {
-            cap.append_value(capture);
-            hst.append_value(host);
-        }
-        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.cols.len() + 2);
-        arrays.push(Arc::new(cap.finish()));
-        arrays.push(Arc::new(hst.finish()));
-        arrays.extend(self.cols.iter_mut().map(Col::finish));
-        let opts = RecordBatchOptions::new().with_row_count(Some(n));
-        RecordBatch::try_new_with_options(layout.schema(), arrays, &opts)
+        let cols = self.cols.iter_mut().map(Col::finish).collect();
+        table_batch(&layout.schema, constants, n, cols)
     }
 }
 
@@ -381,7 +368,9 @@ mod tests {
         let mut rows = t.rows();
         items.iter().for_each(|i| rows.push(&mut t, i).unwrap());
         assert_eq!(rows.len(), 2);
-        let b = rows.take_batch(&t, "a.pcap", "h").unwrap();
+        let b = rows
+            .take_batch(&t, &mut Constants::new("a.pcap", "h"))
+            .unwrap();
         let col = |n: &str| b.column_by_name(n).unwrap().clone();
         assert_eq!(col("capture").as_string::<i32>().value(1), "a.pcap");
         assert_eq!(col("id").as_primitive::<UInt64Type>().value(1), 1);
@@ -411,6 +400,11 @@ mod tests {
         assert_eq!(t.schema().fields().len(), 2);
         let mut rows = t.rows();
         assert!(rows.is_empty());
-        assert_eq!(rows.take_batch(&t, "a.pcap", "h").unwrap().num_rows(), 0);
+        assert_eq!(
+            rows.take_batch(&t, &mut Constants::new("a.pcap", "h"))
+                .unwrap()
+                .num_rows(),
+            0
+        );
     }
 }
