@@ -49,14 +49,25 @@ fn run_ok(cmd: &mut Command) -> Vec<u8> {
     out.stdout
 }
 
+/// `export FILES --parquet DIR EXTRA…`, whatever its outcome.
+fn export_output(files: &[&Path], dir: &Path, extra: &[&str]) -> std::process::Output {
+    bin()
+        .arg("export")
+        .args(files)
+        .arg("--parquet")
+        .arg(dir)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// `export FILES --parquet DIR EXTRA…`, which must succeed.
 fn export(files: &[&Path], dir: &Path, extra: &[&str]) {
-    run_ok(
-        bin()
-            .arg("export")
-            .args(files)
-            .arg("--parquet")
-            .arg(dir)
-            .args(extra),
+    let out = export_output(files, dir, extra);
+    assert!(
+        out.status.success(),
+        "export {files:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 
@@ -412,11 +423,7 @@ fn files_carry_the_schema_version() {
 #[test]
 fn bad_input_is_one_line_and_exit_1() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = bin()
-        .args(["export", "/nonexistent/x.pcap", "--parquet"])
-        .arg(tmp.path())
-        .output()
-        .unwrap();
+    let out = export_output(&[Path::new("/nonexistent/x.pcap")], tmp.path(), &[]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -425,13 +432,7 @@ fn bad_input_is_one_line_and_exit_1() {
     let a = sample("write_bw.pcap");
     let b = tmp.path().join("write_bw.pcap");
     std::fs::copy(&a, &b).unwrap();
-    let out = bin()
-        .arg("export")
-        .args([&a, &b])
-        .arg("--parquet")
-        .arg(tmp.path().join("o"))
-        .output()
-        .unwrap();
+    let out = export_output(&[&a, &b], &tmp.path().join("o"), &[]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("same file name"));
     // No --parquet: usage error.
@@ -486,13 +487,7 @@ fn late_fatal_nak_is_in_the_messages_table_or_warned() {
     for (others, warned) in [(3_000u32, false), (7_000, true)] {
         let file = tmp.path().join(format!("late{others}.pcap"));
         late_nak_capture(&file, others);
-        let out = bin()
-            .arg("export")
-            .arg(&file)
-            .arg("--parquet")
-            .arg(tmp.path().join("out"))
-            .output()
-            .unwrap();
+        let out = export_output(&[&file], &tmp.path().join("out"), &[]);
         assert!(out.status.success());
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(
@@ -731,32 +726,18 @@ fn interrupted_exports_leave_no_temporary_files() {
 fn export_mistakes_are_said_on_stderr() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("new");
-    let out = bin()
-        .args(["export", "-", "-", "--parquet"])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let stdin = Path::new("-");
+    let out = export_output(&[stdin, stdin], &dir, &[]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "roce-inspect: standard input (-) is given twice\n"
     );
-    let out = bin()
-        .arg("export")
-        .arg(sample("write_bw.pcap"))
-        .args(["-f", "udp prot 4791", "--parquet"])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let file = sample("write_bw.pcap");
+    let out = export_output(&[&file], &dir, &["-f", "udp prot 4791"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(!dir.exists(), "no empty dataset folder is left");
-    let out = bin()
-        .arg("export")
-        .arg(sample("write_bw.pcap"))
-        .args(["-f", "udp port 9", "--parquet"])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out = export_output(&[&file], &dir, &["-f", "udp port 9"]);
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
