@@ -49,12 +49,23 @@ pub fn escape_partition_value(v: &str) -> String {
 }
 
 /// A temporary file name beside `name`, unique to this process and call, so that concurrent
-/// exports of one capture never write the same file (the last rename wins).
+/// exports of one capture never write the same file (the last rename wins):
+/// `.NAME.PID-N.tmp`.
 pub fn temp_name(name: &str) -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     format!(".{name}.{}-{n}.tmp", std::process::id())
+}
+
+/// The PID of the process that named `file` with [`temp_name`]`(name)`, if it is such a name.
+fn temp_owner(file: &str, name: &str) -> Option<u32> {
+    let rest = file
+        .strip_prefix('.')?
+        .strip_prefix(name)?
+        .strip_prefix('.')?;
+    let (pid, _) = rest.strip_suffix(".tmp")?.split_once('-')?;
+    pid.parse().ok()
 }
 
 /// Temporary files being written by this process (see [`remove_temporaries`]).
@@ -72,27 +83,52 @@ pub fn remove_temporaries() {
     }
 }
 
-/// Stop listing `tmp` among the temporaries (it was renamed or removed).
-fn forget_temporary(tmp: &Path) {
-    temporaries().retain(|p| p != tmp);
+/// A file written under a temporary name: listed for [`remove_temporaries`] while it exists,
+/// and removed when dropped unless it was renamed.
+struct Temporary {
+    path: PathBuf,
+    renamed: bool,
 }
 
-/// Remove the temporary files in `folder` that an export killed before it could remove them
-/// left behind (`kill -9`, a crash, a power cut): those whose process (the PID in the name,
-/// [`temp_name`]) no longer runs. Another running export's files are left alone.
+impl Temporary {
+    /// Create the file at `path` (a [`temp_name`]).
+    fn create(path: PathBuf) -> Result<(Temporary, File), ExportError> {
+        temporaries().push(path.clone());
+        let t = Temporary {
+            path,
+            renamed: false,
+        };
+        let file = File::create(&t.path).map_err(|e| ExportError::io(&t.path, e))?;
+        Ok((t, file))
+    }
+
+    /// Give the file its final name `to`.
+    fn rename(&mut self, to: &Path) -> Result<(), ExportError> {
+        fs::rename(&self.path, to).map_err(|e| ExportError::io(to, e))?;
+        self.renamed = true;
+        temporaries().retain(|p| *p != self.path);
+        Ok(())
+    }
+}
+
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        if !self.renamed {
+            let _ = fs::remove_file(&self.path);
+            temporaries().retain(|p| *p != self.path);
+        }
+    }
+}
+
+/// Remove the temporary files of [`PART`] in `folder` that an export killed before it could
+/// remove them left behind (`kill -9`, a crash, a power cut): those whose process (the PID in
+/// the name, [`temp_name`]) no longer runs. Another running export's files are left alone.
 fn remove_stale_temporaries(folder: &Path) {
     let Ok(entries) = fs::read_dir(folder) else {
         return;
     };
     for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(".part-0.parquet."))
-            .and_then(|n| n.strip_suffix(".tmp"))
-            .and_then(|n| n.split_once('-'))
-            .and_then(|(pid, _)| pid.parse::<u32>().ok())
-        else {
+        let Some(pid) = e.file_name().to_str().and_then(|n| temp_owner(n, PART)) else {
             continue;
         };
         if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
@@ -100,6 +136,9 @@ fn remove_stale_temporaries(folder: &Path) {
         }
     }
 }
+
+/// The name of a partition's one file.
+const PART: &str = "part-0.parquet";
 
 /// The folder of `table`'s partition for `capture` under `dir`.
 pub fn partition_dir(dir: &Path, table: &str, capture: &str) -> PathBuf {
@@ -184,7 +223,8 @@ impl<I: Send + 'static, R: Send + 'static> Worker<I, R> {
 /// that they overlap with decoding and analysis.
 pub struct PartFile<T: Send + 'static = RecordBatch> {
     worker: Worker<T, ()>,
-    tmp: PathBuf,
+    /// Dropped after the worker is joined ([`PartFile`]'s `drop`), so the file is closed.
+    tmp: Temporary,
     path: PathBuf,
 }
 
@@ -223,23 +263,14 @@ impl<T: Send + 'static> PartFile<T> {
         let folder = partition_dir(dir, table, capture);
         fs::create_dir_all(&folder).map_err(|e| ExportError::io(&folder, e))?;
         remove_stale_temporaries(&folder);
-        let path = folder.join("part-0.parquet");
-        let tmp = folder.join(temp_name("part-0.parquet"));
-        temporaries().push(tmp.clone());
-        let file = File::create(&tmp).map_err(|e| {
-            forget_temporary(&tmp);
-            ExportError::io(&tmp, e)
-        })?;
+        let path = folder.join(PART);
+        let (tmp, file) = Temporary::create(folder.join(temp_name(PART)))?;
         let props = properties(table, capture, host, &schema);
         let mut writer =
             ArrowWriter::try_new(BufWriter::with_capacity(1 << 20, file), schema, Some(props))
-                .map_err(|e| {
-                    let _ = fs::remove_file(&tmp);
-                    forget_temporary(&tmp);
-                    ExportError::parquet(&tmp, e)
-                })?;
-        let name = tmp.clone();
-        let worker = Worker::start(format!("parquet-{table}"), &tmp, QUEUE, move |rx| {
+                .map_err(|e| ExportError::parquet(&tmp.path, e))?;
+        let name = tmp.path.clone();
+        let worker = Worker::start(format!("parquet-{table}"), &tmp.path, QUEUE, move |rx| {
             for item in rx {
                 let b = convert(item).map_err(|e| ExportError::parquet(&name, e))?;
                 writer
@@ -274,9 +305,8 @@ impl<T: Send + 'static> PartFile<T> {
     ///
     /// # Errors
     /// The rename failed.
-    pub fn publish(self) -> Result<PathBuf, ExportError> {
-        fs::rename(&self.tmp, &self.path).map_err(|e| ExportError::io(&self.path, e))?;
-        forget_temporary(&self.tmp);
+    pub fn publish(mut self) -> Result<PathBuf, ExportError> {
+        self.tmp.rename(&self.path)?;
         Ok(self.path.clone())
     }
 
@@ -291,8 +321,8 @@ impl<T: Send + 'static> PartFile<T> {
 }
 
 /// Writer settings: zstd, fixed row groups, column chunk statistics (not for text but
-/// `capture` and `host`), delta-encoded 64-bit integers, and the key-value metadata naming the schema
-/// version, table, capture, host and roce-inspect version.
+/// `capture` and `host`), delta-encoded 64-bit integers, and the key-value metadata naming the
+/// schema version, table, capture, host and roce-inspect version.
 fn properties(table: &str, capture: &str, host: &str, schema: &Schema) -> WriterProperties {
     let kv = |k: &str, v: &str| KeyValue::new(format!("roce_inspect.{k}"), v.to_string());
     let meta = vec![
@@ -363,15 +393,32 @@ impl<T: Send + 'static> Drop for PartFile<T> {
         if self.worker.running() {
             let _ = self.worker.join();
         }
-        // Gone already when the file was finished and renamed.
-        let _ = fs::remove_file(&self.tmp);
-        forget_temporary(&self.tmp);
+        // The temporary file, unless renamed, goes with `self.tmp`.
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn temporary_names_say_their_process() {
+        let n = temp_name(PART);
+        assert!(
+            n.starts_with(".part-0.parquet.") && n.ends_with(".tmp"),
+            "{n}"
+        );
+        assert_eq!(temp_owner(&n, PART), Some(std::process::id()));
+        assert_eq!(temp_owner(".part-0.parquet.77-3.tmp", PART), Some(77));
+        for other in [
+            PART,
+            ".part-0.parquet.x-1.tmp",
+            ".other.77-3.tmp",
+            ".part-0.parquet.77.tmp",
+        ] {
+            assert_eq!(temp_owner(other, PART), None, "{other}");
+        }
+    }
 
     #[test]
     fn partition_values_are_escaped_like_hive() {
