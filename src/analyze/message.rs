@@ -290,8 +290,10 @@ impl Assembler {
         }
         match p.position {
             Position::First | Position::Only => {
-                self.abandon();
-                self.open = Some(Box::new(Message {
+                if self.open.as_ref().is_some_and(|m| !m.complete) {
+                    self.abandoned += 1;
+                }
+                let m = Message {
                     flow,
                     kind: p.kind,
                     immediate: p.immediate,
@@ -315,7 +317,12 @@ impl Assembler {
                     feth: None,
                     reissues: 0,
                     reissue_frame: None,
-                }));
+                };
+                // The box of the previous message is reused: no allocation per message.
+                match &mut self.open {
+                    Some(open) => **open = m,
+                    None => self.open = Some(Box::new(m)),
+                }
                 if p.position == Position::Only {
                     Accept::Completed
                 } else {

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use anyhow::Result;
 use clap::Args;
 
-use super::pipeline::{Outcome, io_outcome};
+use super::pipeline::{Outcome, REPORT_BUFFER, io_outcome};
 use crate::correlate::{self, Config};
 use crate::output::style::ColorChoice;
 
@@ -55,7 +55,7 @@ pub fn run(a: &CorrelateArgs) -> Result<Outcome> {
         window_ns: (a.window * 1e9).round() as i64,
     };
     let report = correlate::correlate(&cfg)?;
-    let mut out = io::stdout().lock();
+    let mut out = io::BufWriter::with_capacity(REPORT_BUFFER, io::stdout().lock());
     let r = if a.json {
         serde_json::to_writer(&mut out, &report)
             .map_err(io::Error::from)

@@ -29,9 +29,6 @@ const BATCH: usize = 2048;
 /// with 256; peak RSS 41 → 14 MB).
 const ANALYSIS_BATCH: usize = 256;
 
-/// Frames decoded at a time into a scratch buffer when they are not printed.
-const SCRATCH: usize = 32;
-
 /// Batches per thread in one window.
 const PER_THREAD: usize = 4;
 
@@ -71,9 +68,9 @@ struct Bufs<'m> {
 }
 
 /// Read the mapped part of `src` with `threads` threads. `map` is `src`'s mapping.
-pub fn read<'m>(
+pub fn read(
     src: &mut FileSource,
-    map: &'m [u8],
+    map: &[u8],
     run: &mut Run,
     progress: &mut Progress,
     threads: usize,
@@ -82,6 +79,19 @@ pub fn read<'m>(
         Ok(p) => p,
         Err(_) => return Stop::Sequential,
     };
+    // The loop runs on one of the pool's threads, which analyses and writes each window while
+    // the others (and it, once done) decode the next: `threads` busy threads, not one more.
+    pool.install(|| windows(src, map, run, progress, threads))
+}
+
+/// [`read`]'s loop, on a thread of the pool.
+fn windows<'m>(
+    src: &mut FileSource,
+    map: &'m [u8],
+    run: &mut Run,
+    progress: &mut Progress,
+    threads: usize,
+) -> Stop {
     let shape = run.shape().clone();
     let keep_frames = run.analyzing();
     let (batch, per_thread) = if keep_frames {
@@ -111,19 +121,18 @@ pub fn read<'m>(
         let bufs: Vec<Bufs<'m>> = spare_bufs.drain(..batches).collect();
         let last = !more || left == Some(0) || err.is_some();
         let spare = spare_recs.pop().unwrap_or_default();
-        // At once: this window decoded and formatted and the next one located on the pool, the
-        // previous one analysed and written here (the analysis keeps to one thread, its state
-        // in that core's caches and its memory in one malloc arena).
-        let (mut formatted, mut walked) = (Vec::new(), None);
-        let written = pool.in_place_scope(|s| {
-            s.spawn(|_| {
-                (formatted, walked) = rayon::join(
+        // At once: the previous window analysed and written on this thread (the analysis keeps
+        // to one thread, its state in that core's caches and its memory in one malloc arena),
+        // this one decoded and formatted and the next one located by the pool.
+        let (written, (formatted, walked)) = rayon::join(
+            || emit(run, progress, std::mem::take(&mut pending)),
+            || {
+                rayon::join(
                     || format_window(&shape, map, &located, bufs, batch, keep_frames),
                     || (!last).then(|| locate(src, &mut left, window, spare)),
-                );
-            });
-            emit(run, progress, std::mem::take(&mut pending))
-        });
+                )
+            },
+        );
         match written {
             Ok((recs, bufs)) => {
                 spare_recs.push(recs);
@@ -211,11 +220,12 @@ fn format_window<'m>(
                 shape.format_into(&recs, decoded, &mut text);
                 tally(decoded, &mut seen);
             } else {
-                // A few frames at a time: the scratch buffer stays small.
-                for part in chunk.chunks(SCRATCH) {
-                    decoded.clear();
-                    decoded.extend(part.iter().map(|r| shape.decode(&r.record(map))));
-                    tally(decoded, &mut seen);
+                for r in chunk {
+                    let f = shape.decode(&r.record(map));
+                    roce += u64::from(f.roce().is_some());
+                    if keep_frames {
+                        seen.push(Seen::of(&f));
+                    }
                 }
             }
             Done { text, roce, seen }

@@ -18,6 +18,9 @@ use crate::output::{FrameCtx, Printer};
 use crate::source::tag_miss::IsRoce;
 use crate::source::{FileSource, Record};
 
+/// Bytes of report text gathered before each write to standard output.
+pub const REPORT_BUFFER: usize = 64 << 10;
+
 /// Whether a decoded frame is shown under the display options.
 pub fn selected(d: &DisplayArgs, frame: &Frame<'_>) -> bool {
     match &frame.kind {
@@ -321,7 +324,9 @@ impl Run {
             let tap = a.take_tap();
             let report = a.finish();
             if self.shape.display.report.text_wanted() {
-                let mut out = io::stdout().lock();
+                // Standard output is line-buffered: one write per line otherwise (a report of
+                // thousands of flows or gaps took as long to write as the capture to read).
+                let mut out = io::BufWriter::with_capacity(REPORT_BUFFER, io::stdout().lock());
                 write_reports(&report, &self.shape.display, &mut out)?;
                 out.flush()?;
             }

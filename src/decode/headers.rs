@@ -56,6 +56,8 @@ impl Bth {
 
     /// Parse the first 12 bytes of `b` (caller guarantees `b.len() >= 12`).
     pub fn parse(b: &[u8]) -> Bth {
+        // One bounds check for the 12 bytes instead of one per field.
+        let b: &[u8; Bth::LEN] = b[..Bth::LEN].try_into().expect("12 bytes");
         Bth {
             opcode: Opcode(b[0]),
             se: b[1] & 0x80 != 0,

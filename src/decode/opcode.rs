@@ -266,7 +266,7 @@ use ExtKind::*;
 
 impl Opcode {
     /// Transport class from bits 7:5.
-    pub fn transport(self) -> Transport {
+    pub const fn transport(self) -> Transport {
         match self.0 >> 5 {
             0 => Transport::Rc,
             1 => Transport::Uc,
@@ -281,72 +281,13 @@ impl Opcode {
     /// Operation, when the opcode is defined for its transport; `None` for reserved and
     /// manufacturer-specific opcodes.
     pub fn operation(self) -> Option<Operation> {
-        use Operation::*;
-        let t = self.transport();
-        if t == Transport::Cnp {
-            return matches!(self.0, 0x80 | 0x81).then_some(Cnp);
-        }
-        if t == Transport::Vendor {
-            return None;
-        }
-        let op = match self.0 & 0x1f {
-            0x00 => SendFirst,
-            0x01 => SendMiddle,
-            0x02 => SendLast,
-            0x03 => SendLastImm,
-            0x04 => SendOnly,
-            0x05 => SendOnlyImm,
-            0x06 => WriteFirst,
-            0x07 => WriteMiddle,
-            0x08 => WriteLast,
-            0x09 => WriteLastImm,
-            0x0a => WriteOnly,
-            0x0b => WriteOnlyImm,
-            0x0c => ReadRequest,
-            0x0d => ReadResponseFirst,
-            0x0e => ReadResponseMiddle,
-            0x0f => ReadResponseLast,
-            0x10 => ReadResponseOnly,
-            0x11 => Acknowledge,
-            0x12 => AtomicAcknowledge,
-            0x13 => CompareSwap,
-            0x14 => FetchAdd,
-            0x15 => Resync,
-            0x16 => SendLastInv,
-            0x17 => SendOnlyInv,
-            0x1c => Flush,
-            0x1d => AtomicWrite,
-            _ => return None,
-        };
-        self.layout().map(|_| op)
+        OPERATIONS[self.0 as usize]
     }
 
     /// Extended-header layout for this opcode, or `None` if the opcode is reserved for its
     /// transport or manufacturer-specific (spec/roce.md §2 second table).
     pub fn layout(self) -> Option<Layout> {
-        let low = self.0 & 0x1f;
-        match self.transport() {
-            Transport::Rc => rc_layout(low, true),
-            Transport::Uc => match low {
-                // UC defines SEND and RDMA WRITE only (ib_pack.h: UC 0x20–0x2B).
-                0x00..=0x0b => rc_layout(low, false),
-                _ => None,
-            },
-            Transport::Rd => rd_layout(low),
-            Transport::Ud => match low {
-                0x04 => lay(&[Deth], true),
-                0x05 => lay(&[Deth, ImmDt], true),
-                _ => None,
-            },
-            Transport::Xrc => xrc_layout(low),
-            Transport::Cnp => match self.0 {
-                0x81 => lay(&[CnpReserved], false),
-                // The native-IB CNP (IBTA Vol 1 Annex A10.3.2) carries no extended header.
-                0x80 => lay(&[], false),
-                _ => None,
-            },
-            Transport::Vendor => None,
-        }
+        LAYOUTS[self.0 as usize]
     }
 
     /// Name with transport prefix, e.g. `RC RDMA_WRITE_FIRST`; `MSP manufacturer-specific 0xE0` for
@@ -385,7 +326,107 @@ impl Opcode {
     }
 }
 
-fn rc_layout(low: u8, rc: bool) -> Option<Layout> {
+/// [`Opcode::operation`] of each of the 256 opcodes, computed at compile time: the decoder and
+/// the analysis ask for every packet.
+static OPERATIONS: [Option<Operation>; 256] = {
+    let mut t = [None; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = operation_of(Opcode(i as u8));
+        i += 1;
+    }
+    t
+};
+
+/// [`Opcode::layout`] of each of the 256 opcodes, computed at compile time.
+static LAYOUTS: [Option<Layout>; 256] = {
+    let mut t = [None; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = layout_of(Opcode(i as u8));
+        i += 1;
+    }
+    t
+};
+
+/// The operation of `op` (see [`Opcode::operation`]).
+const fn operation_of(op: Opcode) -> Option<Operation> {
+    use Operation::*;
+    let t = op.transport();
+    if matches!(t, Transport::Cnp) {
+        return if matches!(op.0, 0x80 | 0x81) {
+            Some(Cnp)
+        } else {
+            None
+        };
+    }
+    if matches!(t, Transport::Vendor) {
+        return None;
+    }
+    let o = match op.0 & 0x1f {
+        0x00 => SendFirst,
+        0x01 => SendMiddle,
+        0x02 => SendLast,
+        0x03 => SendLastImm,
+        0x04 => SendOnly,
+        0x05 => SendOnlyImm,
+        0x06 => WriteFirst,
+        0x07 => WriteMiddle,
+        0x08 => WriteLast,
+        0x09 => WriteLastImm,
+        0x0a => WriteOnly,
+        0x0b => WriteOnlyImm,
+        0x0c => ReadRequest,
+        0x0d => ReadResponseFirst,
+        0x0e => ReadResponseMiddle,
+        0x0f => ReadResponseLast,
+        0x10 => ReadResponseOnly,
+        0x11 => Acknowledge,
+        0x12 => AtomicAcknowledge,
+        0x13 => CompareSwap,
+        0x14 => FetchAdd,
+        0x15 => Resync,
+        0x16 => SendLastInv,
+        0x17 => SendOnlyInv,
+        0x1c => Flush,
+        0x1d => AtomicWrite,
+        _ => return None,
+    };
+    if layout_of(op).is_some() {
+        Some(o)
+    } else {
+        None
+    }
+}
+
+/// The extended-header layout of `op` (see [`Opcode::layout`]).
+const fn layout_of(op: Opcode) -> Option<Layout> {
+    let low = op.0 & 0x1f;
+    match op.transport() {
+        Transport::Rc => rc_layout(low, true),
+        Transport::Uc => match low {
+            // UC defines SEND and RDMA WRITE only (ib_pack.h: UC 0x20–0x2B).
+            0x00..=0x0b => rc_layout(low, false),
+            _ => None,
+        },
+        Transport::Rd => rd_layout(low),
+        Transport::Ud => match low {
+            0x04 => lay(&[Deth], true),
+            0x05 => lay(&[Deth, ImmDt], true),
+            _ => None,
+        },
+        Transport::Xrc => xrc_layout(low),
+        Transport::Cnp => match op.0 {
+            0x81 => lay(&[CnpReserved], false),
+            // The native-IB CNP (IBTA Vol 1 Annex A10.3.2) carries no extended header.
+            0x80 => lay(&[], false),
+            _ => None,
+        },
+        Transport::Vendor => None,
+    }
+}
+
+const fn rc_layout(low: u8, rc: bool) -> Option<Layout> {
     match low {
         0x00..=0x02 | 0x04 => lay(&[], true),
         0x03 | 0x05 => lay(&[ImmDt], true),
@@ -408,7 +449,7 @@ fn rc_layout(low: u8, rc: bool) -> Option<Layout> {
     }
 }
 
-fn rd_layout(low: u8) -> Option<Layout> {
+const fn rd_layout(low: u8) -> Option<Layout> {
     match low {
         0x00..=0x02 | 0x04 | 0x07 | 0x08 => lay(&[Rdeth, Deth], true),
         0x03 | 0x05 | 0x09 => lay(&[Rdeth, Deth, ImmDt], true),
@@ -426,7 +467,7 @@ fn rd_layout(low: u8) -> Option<Layout> {
     }
 }
 
-fn xrc_layout(low: u8) -> Option<Layout> {
+const fn xrc_layout(low: u8) -> Option<Layout> {
     match low {
         0x00..=0x02 | 0x04 | 0x07 | 0x08 => lay(&[Xrceth], true),
         0x03 | 0x05 | 0x09 => lay(&[Xrceth, ImmDt], true),

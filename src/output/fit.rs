@@ -53,11 +53,47 @@ impl Tint {
     }
 }
 
+/// What a cell can show: text (moved, not copied, when it is a `String`) or an integer
+/// (written with `itoa`). Report tables make tens of cells per flow.
+pub trait CellText {
+    /// The cell's text.
+    fn into_text(self) -> String;
+}
+
+impl CellText for String {
+    fn into_text(self) -> String {
+        self
+    }
+}
+
+impl CellText for &str {
+    fn into_text(self) -> String {
+        self.to_string()
+    }
+}
+
+impl CellText for &String {
+    fn into_text(self) -> String {
+        self.clone()
+    }
+}
+
+macro_rules! integer_cell_text {
+    ($($t:ty),*) => {$(
+        impl CellText for $t {
+            fn into_text(self) -> String {
+                itoa::Buffer::new().format(self).to_string()
+            }
+        }
+    )*};
+}
+integer_cell_text!(u8, u16, u32, u64, usize, i32, i64);
+
 impl Cell {
     /// A left-aligned cell showing `s`.
-    pub fn new(s: impl ToString) -> Cell {
+    pub fn new(s: impl CellText) -> Cell {
         Cell {
-            text: s.to_string(),
+            text: s.into_text(),
             right: false,
             fg: None,
         }
@@ -118,7 +154,7 @@ fn table(color: bool) -> Table {
 }
 
 /// A right-aligned cell (numbers).
-pub fn right(s: impl ToString) -> Cell {
+pub fn right(s: impl CellText) -> Cell {
     Cell {
         right: true,
         ..Cell::new(s)
@@ -206,8 +242,9 @@ fn fit_table(
 /// Write the table of `header` and `n` rows (`row(i)` makes row `i`) to `out`, with colour when
 /// `color`. Fitted to a terminal `width` wide, columns named in `drop_order` are hidden first
 /// ones first until the table fits, the rest wraps (comfy-table); returns the hidden columns'
-/// names. Without `width`, the table is drawn at full width by [`Plain`], calling `row` twice
-/// per row (once for the column widths, once to draw it) so that no more than one row is held.
+/// names. Without `width`, the table is drawn at full width by [`Plain`]: `row` is called once
+/// per row and the cells kept compactly (a table of up to [`CACHE_BYTES`]), or twice per row
+/// (once for the column widths, once to draw it) so that no more than one row is held.
 ///
 /// # Errors
 /// The writer's.
@@ -228,8 +265,26 @@ pub fn write_table<R: AsRef<[Cell]>>(
     if width.is_some() {
         return comfy(out);
     }
+    write_plain(out, color, header, n, &row, CACHE_BYTES, comfy)
+}
+
+/// [`write_table`] at full width, keeping the cells measured when the table is likely to take
+/// no more than `cache_bytes`; `comfy` draws a table [`Plain`] cannot (a cell of two lines).
+fn write_plain<R: AsRef<[Cell]>>(
+    out: &mut dyn Write,
+    color: bool,
+    header: &[&str],
+    n: usize,
+    row: impl Fn(usize) -> R,
+    cache_bytes: usize,
+    comfy: impl FnOnce(&mut dyn Write) -> io::Result<Vec<&'static str>>,
+) -> io::Result<Vec<&'static str>> {
     // comfy-table's widths: at least 1, the widest line of the header and of each cell.
     let mut widths: Vec<usize> = header.iter().map(|h| text_width(h).max(1)).collect();
+    // The cells measured, kept for drawing when the table is likely to fit in [`CACHE_BYTES`]
+    // (and while it does); otherwise the rows are made again.
+    let mut cache = (n.saturating_mul(header.len() * CELL_BYTES + ROW_TEXT_BYTES) <= cache_bytes)
+        .then(Cells::default);
     for i in 0..n {
         let r = row(i);
         debug_assert_eq!(r.as_ref().len(), header.len(), "row {i} of a table");
@@ -239,6 +294,12 @@ pub fn write_table<R: AsRef<[Cell]>>(
                 return comfy(out);
             }
             *w = (*w).max(c.width());
+        }
+        if let Some(k) = &mut cache {
+            k.push(r.as_ref(), header.len());
+            if k.bytes() > cache_bytes {
+                cache = None;
+            }
         }
     }
     let mut plain = Plain {
@@ -250,12 +311,85 @@ pub fn write_table<R: AsRef<[Cell]>>(
     plain.rule(['┌', '─', '┬', '┐'])?;
     plain.cells(header.iter().map(|h| (*h, false, None)))?;
     plain.rule(['╞', '═', '╪', '╡'])?;
-    for i in 0..n {
-        let r = row(i);
-        plain.cells(r.as_ref().iter().map(|c| (c.text.as_str(), c.right, c.fg)))?;
+    match &cache {
+        Some(k) => {
+            for r in k.rows(header.len()) {
+                plain.cells(r)?;
+            }
+        }
+        None => {
+            for i in 0..n {
+                let r = row(i);
+                plain.cells(r.as_ref().iter().map(|c| (c.text.as_str(), c.right, c.fg)))?;
+            }
+        }
     }
     plain.rule(['└', '─', '┴', '┘'])?;
     Ok(Vec::new())
+}
+
+/// Most bytes of cells [`write_table`] keeps between measuring and drawing (a flow table of
+/// about 8,000 flows); a longer table is formatted twice instead, so that the report of a
+/// capture that fills the flow table adds nothing to the peak memory.
+const CACHE_BYTES: usize = 4 << 20;
+
+/// Bytes a kept cell takes besides its text.
+const CELL_BYTES: usize = std::mem::size_of::<(u32, bool, Option<Tint>)>();
+
+/// Bytes of text a row is expected to keep, for deciding whether a table is kept.
+const ROW_TEXT_BYTES: usize = 128;
+
+/// The cells of a table's rows, compactly: their texts one after the other, and where each
+/// ends with its alignment and colour.
+#[derive(Default)]
+struct Cells {
+    text: String,
+    cells: Vec<(u32, bool, Option<Tint>)>,
+}
+
+impl Cells {
+    /// Keep one row as `columns` cells (missing ones empty, extra ones left out, as drawn).
+    fn push(&mut self, row: &[Cell], columns: usize) {
+        for c in row.iter().take(columns) {
+            self.text.push_str(&c.text);
+            self.cells.push((self.end(), c.right, c.fg));
+        }
+        for _ in row.len()..columns {
+            self.cells.push((self.end(), false, None));
+        }
+    }
+
+    /// Where the text ends (below [`CACHE_BYTES`], which fits in 32 bits).
+    fn end(&self) -> u32 {
+        u32::try_from(self.text.len()).unwrap_or(u32::MAX)
+    }
+
+    /// Bytes held.
+    fn bytes(&self) -> usize {
+        self.text.capacity() + self.cells.capacity() * CELL_BYTES
+    }
+
+    /// The rows of `columns` cells each: (text, right-aligned, colour).
+    fn rows(
+        &self,
+        columns: usize,
+    ) -> impl Iterator<Item = impl Iterator<Item = (&str, bool, Option<Tint>)>> {
+        self.cells
+            .chunks(columns.max(1))
+            .enumerate()
+            .map(move |(i, row)| {
+                let mut start = match i * columns {
+                    0 => 0,
+                    k => self.cells[k - 1].0 as usize,
+                };
+                row.iter().map(move |&(end, right, fg)| {
+                    let end = end as usize;
+                    let text = &self.text[start..end];
+                    start = end;
+                    (text, right, fg)
+                })
+            })
+    }
 }
 
 /// Draws a table line by line in comfy-table's `UTF8_FULL_CONDENSED` style: `┌─┬─┐` above,
@@ -423,6 +557,31 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
+    /// [`write_table`] drawing with `cache_bytes` for its kept cells (0: none kept, each row
+    /// made twice).
+    fn ours_keeping(
+        color: bool,
+        header: &[&str],
+        rows: &[Vec<Cell>],
+        cache_bytes: usize,
+    ) -> String {
+        let mut out = Vec::new();
+        let comfy = |out: &mut dyn Write| {
+            write!(out, "{}", comfy(color, header, rows)).map(|()| Vec::new())
+        };
+        write_plain(
+            &mut out,
+            color,
+            header,
+            rows.len(),
+            |i| &rows[i],
+            cache_bytes,
+            comfy,
+        )
+        .unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
     #[test]
     fn draws_the_bytes_comfy_table_draws() {
         // Random tables (a fixed-seed LCG): 1–6 columns, 0–40 rows, empty, multi-byte and
@@ -479,11 +638,17 @@ mod tests {
                 rows[r][next(cols)] = Cell::new("two\nlines");
             }
             let color = case % 2 == 1;
-            assert_eq!(
-                ours(color, &header, &rows),
-                comfy(color, &header, &rows),
-                "case {case}"
-            );
+            let expected = comfy(color, &header, &rows);
+            assert_eq!(ours(color, &header, &rows), expected, "case {case}");
+            // Rows kept, none kept, and kept until the budget runs out half-way.
+            let half = rows.len() / 2 * (cols * CELL_BYTES + ROW_TEXT_BYTES);
+            for budget in [0, half, usize::MAX] {
+                assert_eq!(
+                    ours_keeping(color, &header, &rows, budget),
+                    expected,
+                    "case {case}, {budget} bytes kept"
+                );
+            }
         }
     }
 
