@@ -75,7 +75,11 @@ pub fn read(
     progress: &mut Progress,
     threads: usize,
 ) -> Stop {
-    let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+    let pool = match rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .use_current_thread()
+        .build()
+    {
         Ok(p) => p,
         Err(_) => return Stop::Sequential,
     };
