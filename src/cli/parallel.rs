@@ -6,7 +6,10 @@
 //!
 //! The analysis stays on the calling thread (its state follows the capture) and takes the frames
 //! decoded by the pool, in order, reduced to what it reads ([`Seen`]): decoding (with the ICRC
-//! check) and the analysis run at once, with packet lines printed or not (`-q`).
+//! check) and the analysis run at once, with packet lines printed or not (`-q`). The calling
+//! thread is the pool's first worker: once it has analysed and written a window it decodes with
+//! the others, so N threads are busy, not N + 1 (on 2 cores, `read -q` on the 1M-packet trace
+//! went from 0.21–0.23 s to 0.16–0.19 s; with the other changes of that commit).
 
 use std::io::{self, Write};
 
