@@ -290,9 +290,7 @@ impl Assembler {
         }
         match p.position {
             Position::First | Position::Only => {
-                if self.open.as_ref().is_some_and(|m| !m.complete) {
-                    self.abandoned += 1;
-                }
+                self.count_unfinished();
                 let m = Message {
                     flow,
                     kind: p.kind,
@@ -360,7 +358,13 @@ impl Assembler {
     }
 
     fn abandon(&mut self) {
-        if self.open.take().is_some_and(|m| !m.complete) {
+        self.count_unfinished();
+        self.open = None;
+    }
+
+    /// Count the open message as abandoned when it was not complete (before it is replaced).
+    fn count_unfinished(&mut self) {
+        if self.open.as_ref().is_some_and(|m| !m.complete) {
             self.abandoned += 1;
         }
     }

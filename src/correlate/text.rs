@@ -139,7 +139,7 @@ fn captures(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     for (c, o) in r.captures.iter().zip(&r.clock_offsets) {
         let time = |v: Option<u64>| v.map_or("-".into(), |v| utc(v as i64));
         t.add_row(vec![
-            Cell::new(&c.file),
+            Cell::new(c.file.as_str()),
             right(c.frames),
             right(c.roce),
             Cell::new(time(c.first_ns)),

@@ -326,28 +326,25 @@ impl Opcode {
     }
 }
 
+/// `f(Opcode(i))` for each of the 256 opcodes, in a table built at compile time.
+macro_rules! per_opcode {
+    ($f:ident) => {{
+        let mut t = [None; 256];
+        let mut i = 0;
+        while i < 256 {
+            t[i] = $f(Opcode(i as u8));
+            i += 1;
+        }
+        t
+    }};
+}
+
 /// [`Opcode::operation`] of each of the 256 opcodes, computed at compile time: the decoder and
 /// the analysis ask for every packet.
-static OPERATIONS: [Option<Operation>; 256] = {
-    let mut t = [None; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = operation_of(Opcode(i as u8));
-        i += 1;
-    }
-    t
-};
+static OPERATIONS: [Option<Operation>; 256] = per_opcode!(operation_of);
 
 /// [`Opcode::layout`] of each of the 256 opcodes, computed at compile time.
-static LAYOUTS: [Option<Layout>; 256] = {
-    let mut t = [None; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = layout_of(Opcode(i as u8));
-        i += 1;
-    }
-    t
-};
+static LAYOUTS: [Option<Layout>; 256] = per_opcode!(layout_of);
 
 /// The operation of `op` (see [`Opcode::operation`]).
 const fn operation_of(op: Opcode) -> Option<Operation> {

@@ -72,12 +72,6 @@ impl CellText for &str {
     }
 }
 
-impl CellText for &String {
-    fn into_text(self) -> String {
-        self.clone()
-    }
-}
-
 macro_rules! integer_cell_text {
     ($($t:ty),*) => {$(
         impl CellText for $t {
@@ -558,28 +552,24 @@ mod tests {
     }
 
     /// [`write_table`] drawing with `cache_bytes` for its kept cells (0: none kept, each row
-    /// made twice).
+    /// made twice), and how many times it made a row.
     fn ours_keeping(
         color: bool,
         header: &[&str],
         rows: &[Vec<Cell>],
         cache_bytes: usize,
-    ) -> String {
+    ) -> (String, usize) {
         let mut out = Vec::new();
         let comfy = |out: &mut dyn Write| {
             write!(out, "{}", comfy(color, header, rows)).map(|()| Vec::new())
         };
-        write_plain(
-            &mut out,
-            color,
-            header,
-            rows.len(),
-            |i| &rows[i],
-            cache_bytes,
-            comfy,
-        )
-        .unwrap();
-        String::from_utf8(out).unwrap()
+        let made = std::cell::Cell::new(0);
+        let row = |i: usize| {
+            made.set(made.get() + 1);
+            &rows[i]
+        };
+        write_plain(&mut out, color, header, rows.len(), row, cache_bytes, comfy).unwrap();
+        (String::from_utf8(out).unwrap(), made.get())
     }
 
     #[test]
@@ -640,15 +630,29 @@ mod tests {
             let color = case % 2 == 1;
             let expected = comfy(color, &header, &rows);
             assert_eq!(ours(color, &header, &rows), expected, "case {case}");
-            // Rows kept, none kept, and kept until the budget runs out half-way.
-            let half = rows.len() / 2 * (cols * CELL_BYTES + ROW_TEXT_BYTES);
-            for budget in [0, half, usize::MAX] {
-                assert_eq!(
-                    ours_keeping(color, &header, &rows, budget),
-                    expected,
-                    "case {case}, {budget} bytes kept"
-                );
+            // Every row kept, and none (each made twice).
+            for budget in [0, usize::MAX] {
+                let (text, _) = ours_keeping(color, &header, &rows, budget);
+                assert_eq!(text, expected, "case {case}, {budget} bytes kept");
             }
+        }
+    }
+
+    #[test]
+    fn a_table_is_kept_until_its_cells_outgrow_the_budget() {
+        // 100 rows of two 200-byte cells: 40 kB of text where 128 bytes a row were expected.
+        let header = ["a", "b"];
+        let rows: Vec<Vec<Cell>> = (0..100)
+            .map(|i| vec![right(i), Cell::new("x".repeat(200))])
+            .collect();
+        let expected = comfy(false, &header, &rows);
+        let estimate = rows.len() * (header.len() * CELL_BYTES + ROW_TEXT_BYTES);
+        // Each row made once when kept; twice when not kept, or when dropped part-way (the
+        // estimate lets it start, the text outgrows it).
+        for (budget, made) in [(usize::MAX, 100), (0, 200), (estimate, 200)] {
+            let (text, n) = ours_keeping(false, &header, &rows, budget);
+            assert_eq!(text, expected, "{budget} bytes");
+            assert_eq!(n, made, "rows made with {budget} bytes");
         }
     }
 

@@ -53,8 +53,7 @@ const TEXT_BYTES_PER_ROW: usize = 16;
 impl<S: AsRef<str>> FromIterator<Option<S>> for Texts {
     fn from_iter<I: IntoIterator<Item = Option<S>>>(it: I) -> Self {
         let it = it.into_iter();
-        let rows = it.size_hint().0;
-        let mut b = StringBuilder::with_capacity(rows, rows * TEXT_BYTES_PER_ROW);
+        let mut b = Texts::builder(it.size_hint().0);
         b.extend(it);
         Texts(b.finish())
     }
