@@ -87,7 +87,8 @@ fuzz:
 	@set -o pipefail; mkdir -p fuzz/logs; for t in $(FUZZ_TARGETS); do \
 	  echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
 	  (cd fuzz && $(CARGO) +nightly fuzz run -a $$t -- -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1) \
-	    > fuzz/logs/$$t.log 2>&1 || { tail -40 fuzz/logs/$$t.log; echo "fuzz: $$t FAILED (see fuzz/artifacts/$$t/)"; exit 1; }; \
+	    > fuzz/logs/$$t.log 2>&1 || { grep -m1 -A25 '^error' fuzz/logs/$$t.log; tail -40 fuzz/logs/$$t.log; df -h . | tail -1; \
+	    echo "fuzz: $$t FAILED (see fuzz/artifacts/$$t/)"; exit 1; }; \
 	  grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' fuzz/logs/$$t.log; \
 	done
 
