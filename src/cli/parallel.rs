@@ -1,19 +1,22 @@
-//! `read --threads N` on a mapped capture file, a window of records at a time: while the
-//! records of one window are decoded and formatted into packet lines in batches on a pool of N
-//! threads (`rayon`), the records of the next window are located in the mapping, and the lines
-//! of the previous one are written in capture order — after feeding the analysis, in order,
-//! with its frames — so the output is byte for byte that of `--threads 1`.
+//! `read --threads N` on a mapped capture file, a batch of records at a time: the calling
+//! thread locates batches of records in the mapping and hands each to a pool of N threads
+//! (`rayon`), which decode and format them into packet lines; it takes the batches back in
+//! capture order, feeds the analysis with their frames and writes their lines, so the output is
+//! byte for byte that of `--threads 1`.
 //!
 //! The analysis stays on the calling thread (its state follows the capture) and takes the frames
 //! decoded by the pool, in order, reduced to what it reads ([`Seen`]): decoding (with the ICRC
 //! check) and the analysis run at once, with packet lines printed or not (`-q`). The calling
-//! thread is the pool's first worker: once it has analysed and written a window it decodes with
-//! the others, so N threads are busy, not N + 1 (on 2 cores, `read -q` on the 1M-packet trace
-//! went from 0.21–0.23 s to 0.16–0.19 s; with the other changes of that commit).
+//! thread is the pool's first worker, and a batch is its own job: up to a fixed number of
+//! batches are out at a time, and while the next batch in order is not decoded yet, the calling
+//! thread decodes one of the others instead of waiting, so N threads are busy, not N + 1, and no
+//! thread waits for a whole window of batches to finish (when the batches went out in windows,
+//! each window ended with every thread waiting for its slowest batch: `read -q` on the 1M-packet
+//! trace on 2 cores took 0.16–0.19 s, with 0.27–0.33 s of CPU).
 
+use std::collections::VecDeque;
 use std::io::{self, Write};
-
-use rayon::prelude::*;
+use std::sync::{Arc, Mutex};
 
 use super::pipeline::{Run, Shape};
 use super::progress::Progress;
@@ -32,15 +35,17 @@ const BATCH: usize = 2048;
 /// with 256; peak RSS 41 → 14 MB).
 const ANALYSIS_BATCH: usize = 256;
 
-/// Batches per thread in one window.
-const PER_THREAD: usize = 4;
+/// Batches out at a time, per thread.
+const PER_THREAD: usize = 8;
 
-/// Batches per thread in one window when the frames feed the analysis: fewer of them in memory
-/// (QPN spraying at the default `--max-flows` peaks under 32 MiB).
-const ANALYSIS_PER_THREAD: usize = 2;
+/// Batches out at a time, per thread, when the frames feed the analysis: few of them in memory.
+/// QPN spraying at the default `--max-flows` (4M packets, 2 threads) peaks at 31.5 MiB with 3,
+/// 31.7 with 4 and 32.6 with 8 (31.1 with `--threads 1`); `read -q` on the 1M-packet trace
+/// takes 0.14 s with 3 or 4, 0.13 s with 8.
+const ANALYSIS_PER_THREAD: usize = 3;
 
-/// Most captured bytes in one window.
-const WINDOW_BYTES: usize = 8 << 20;
+/// Most captured bytes in the batches out at a time.
+const IN_FLIGHT_BYTES: usize = 16 << 20;
 
 /// Why the parallel loop stopped.
 pub enum Stop {
@@ -55,17 +60,20 @@ pub enum Stop {
     Read(FileError),
 }
 
-/// One batch, decoded and formatted: its packet lines, how many of its frames are RoCE, and what
-/// the analysis reads of each frame when they feed it (else empty).
+/// One batch, decoded and formatted: its records, its packet lines, how many of its frames are
+/// RoCE, and what the analysis reads of each frame when they feed it (else empty).
 struct Done<'m> {
+    recs: Vec<MappedRecord>,
     text: Vec<u8>,
     roce: u64,
     seen: Vec<Seen<'m>>,
 }
 
-/// The buffers of one batch, reused window after window so that their memory is not handed back
+/// The buffers of one batch, reused batch after batch so that their memory is not handed back
 /// to the system and faulted in again each time.
+#[derive(Default)]
 struct Bufs<'m> {
+    recs: Vec<MappedRecord>,
     text: Vec<u8>,
     seen: Vec<Seen<'m>>,
 }
@@ -83,7 +91,7 @@ pub fn read(
     };
     // The loop runs on one of the pool's threads, which analyses and writes each window while
     // the others (and it, once done) decode the next: `threads` busy threads, not one more.
-    pool.install(|| windows(src, map, run, progress, threads))
+    pool.install(|| batches(src, map, run, progress, threads))
 }
 
 /// A pool of `threads` threads whose first is the calling thread, so that the analysis, run
@@ -101,8 +109,45 @@ fn pool(threads: usize) -> Option<rayon::ThreadPool> {
         .ok()
 }
 
-/// [`read`]'s loop, on a thread of the pool.
-fn windows<'m>(
+/// How the records of a batch out on the pool stand.
+enum Slot<'m> {
+    /// Being decoded (or waiting for a thread).
+    Pending,
+    /// Decoded and formatted.
+    Ready(Done<'m>),
+    /// The job panicked.
+    Failed,
+}
+
+/// A batch out on the pool: the job fills the slot.
+type Flight<'m> = Arc<Mutex<Slot<'m>>>;
+
+/// Marks the slot [`Slot::Failed`] if the job that holds it unwinds, so that the thread waiting
+/// for it does not wait for ever.
+struct FailOnUnwind<'a, 'm>(&'a Mutex<Slot<'m>>);
+
+impl Drop for FailOnUnwind<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            if let Ok(mut slot) = self.0.lock() {
+                *slot = Slot::Failed;
+            }
+        }
+    }
+}
+
+/// Why locating batches stopped.
+enum Ended {
+    /// The end of the file, or `-c N` reached.
+    Done,
+    /// libpcap took over after an anomaly.
+    Sequential,
+    /// Reading failed after libpcap took over; the records before it were located.
+    Read(FileError),
+}
+
+/// [`read`]'s loop, on the first thread of the pool.
+fn batches<'m>(
     src: &mut FileSource,
     map: &'m [u8],
     run: &mut Run,
@@ -116,146 +161,146 @@ fn windows<'m>(
     } else {
         (BATCH, PER_THREAD)
     };
-    let window = threads * per_thread * batch;
-    // Buffers go round (located records, batches' lines and frames).
-    let mut spare_recs: Vec<Vec<MappedRecord>> = Vec::new();
-    let mut spare_bufs: Vec<Bufs<'m>> = Vec::new();
+    let most = threads * per_thread;
+    let batch_bytes = IN_FLIGHT_BYTES / most;
     // Frames still allowed by `-c`, counting those located but not yet accounted.
     let mut left = run.remaining();
-    let mut pending: (Vec<MappedRecord>, Vec<Done<'m>>) = (Vec::new(), Vec::new());
-    let mut next = locate(src, &mut left, window, Vec::new());
-    loop {
-        let Located {
-            recs: located,
-            more,
-            err,
-        } = next;
-        let batches = located.len().div_ceil(batch);
-        spare_bufs.resize_with(spare_bufs.len().max(batches), || Bufs {
-            text: Vec::new(),
-            seen: Vec::new(),
-        });
-        let bufs: Vec<Bufs<'m>> = spare_bufs.drain(..batches).collect();
-        let last = !more || left == Some(0) || err.is_some();
-        let spare = spare_recs.pop().unwrap_or_default();
-        // At once: the previous window analysed and written on this thread (the analysis keeps
-        // to one thread, its state in that core's caches and its memory in one malloc arena),
-        // this one decoded and formatted and the next one located by the pool.
-        let (written, (formatted, walked)) = rayon::join(
-            || emit(run, progress, std::mem::take(&mut pending)),
-            || {
-                rayon::join(
-                    || format_window(&shape, map, &located, bufs, batch, keep_frames),
-                    || (!last).then(|| locate(src, &mut left, window, spare)),
-                )
-            },
-        );
-        match written {
-            Ok((recs, bufs)) => {
-                spare_recs.push(recs);
-                spare_bufs.extend(bufs);
+    let mut spare: Vec<Bufs<'m>> = Vec::new();
+    let mut out: VecDeque<Flight<'m>> = VecDeque::new();
+    let mut ended = None;
+    let shape = &shape;
+    rayon::scope(|s| {
+        loop {
+            // Keep `most` batches out, each a job of its own.
+            while ended.is_none() && out.len() < most {
+                let mut bufs = spare.pop().unwrap_or_default();
+                ended = locate(src, &mut left, batch, batch_bytes, most + 1, &mut bufs.recs);
+                if bufs.recs.is_empty() {
+                    spare.push(bufs);
+                    continue;
+                }
+                let flight: Flight<'m> = Arc::new(Mutex::new(Slot::Pending));
+                let job = Arc::clone(&flight);
+                s.spawn(move |_| {
+                    let _guard = FailOnUnwind(&job);
+                    let done = format_batch(shape, map, bufs, keep_frames);
+                    if let Ok(mut slot) = job.lock() {
+                        *slot = Slot::Ready(done);
+                    }
+                });
+                out.push_back(flight);
             }
-            Err(e) => return Stop::Output(e),
-        }
-        pending = (located, formatted);
-        match walked {
-            Some(w) => next = w,
-            None => {
-                // The records located before a read error are written first; still mapped: the
-                // end of the file (or `-c`); else libpcap has the rest.
-                let stop = match err {
-                    Some(e) => Stop::Read(e),
-                    None if left == Some(0) || src.shared_map().is_some() => Stop::Done,
-                    None => Stop::Sequential,
+            let Some(next) = out.pop_front() else {
+                return match ended.take() {
+                    Some(Ended::Read(e)) => Stop::Read(e),
+                    Some(Ended::Sequential) => Stop::Sequential,
+                    Some(Ended::Done) | None => Stop::Done,
                 };
-                return finish(run, progress, pending, stop);
+            };
+            match emit(run, progress, wait(&next)) {
+                Ok(bufs) => spare.push(bufs),
+                Err(e) => return Stop::Output(e),
             }
+        }
+    })
+}
+
+/// The batch of `flight` once decoded; meanwhile this thread runs the pool's other jobs.
+///
+/// # Panics
+/// When the job that decodes the batch panicked (the decoder never should).
+fn wait<'m>(flight: &Mutex<Slot<'m>>) -> Done<'m> {
+    loop {
+        {
+            let mut slot = flight.lock().expect("a batch slot");
+            match std::mem::replace(&mut *slot, Slot::Pending) {
+                Slot::Ready(done) => return done,
+                Slot::Failed => {
+                    *slot = Slot::Failed;
+                    drop(slot);
+                    panic!("a thread decoding a batch of records panicked");
+                }
+                Slot::Pending => {}
+            }
+        }
+        if rayon::yield_now() != Some(rayon::Yield::Executed) {
+            std::thread::yield_now();
         }
     }
 }
 
-/// A window of located records.
-struct Located {
-    recs: Vec<MappedRecord>,
-    /// Whether the mapping may hold more.
-    more: bool,
-    /// The read error that ended the window (libpcap, taking over, failed); `recs` are the
-    /// records before it.
-    err: Option<FileError>,
-}
-
-/// Locate the next window of records in `src` (at most `window` records and about
-/// [`WINDOW_BYTES`] bytes, and no more than `left` allows), into `recs` (a spare buffer).
+/// Locate the next batch of records in `src` (at most `batch` records and about `max_bytes`
+/// bytes, and no more than `left` allows) into `recs`, keeping the pages of the last `kept`
+/// batches mapped. `Some` when no batch follows this one: why.
 fn locate(
     src: &mut FileSource,
     left: &mut Option<u64>,
-    window: usize,
-    mut recs: Vec<MappedRecord>,
-) -> Located {
-    let room = left.map_or(window, |l| l.min(window as u64) as usize);
-    recs.clear();
-    let (more, err) = match src.next_mapped_batch(room, WINDOW_BYTES, &mut recs) {
-        Ok(more) => (more, None),
-        Err(e) => (false, Some(e)),
-    };
-    *left = left.map(|l| l - recs.len() as u64);
-    Located { recs, more, err }
-}
-
-/// Decode and format the located records, in batches on the pool, into `bufs` (one per batch);
-/// the decoded frames are kept when `keep_frames` (for the analysis).
-fn format_window<'m>(
-    shape: &Shape,
-    map: &'m [u8],
-    located: &[MappedRecord],
-    bufs: Vec<Bufs<'m>>,
     batch: usize,
-    keep_frames: bool,
-) -> Vec<Done<'m>> {
-    let print = shape.print_packets();
-    located
-        .par_chunks(batch)
-        .zip(bufs)
-        // Printed frames are decoded into a scratch buffer (one per rayon job).
-        .map_init(Vec::new, |decoded, (chunk, Bufs { mut text, mut seen })| {
-            text.clear();
-            seen.clear();
-            let mut roce = 0;
-            // Count the RoCE frames, and keep what the analysis reads of each.
-            let mut tally = |f: &Frame<'m>, seen: &mut Vec<Seen<'m>>| {
-                roce += u64::from(f.roce().is_some());
-                if keep_frames {
-                    seen.push(Seen::of(f));
-                }
-            };
-            if print {
-                decoded.clear();
-                let recs: Vec<Record<'m>> = chunk.iter().map(|r| r.record(map)).collect();
-                decoded.extend(recs.iter().map(|r| shape.decode(r)));
-                shape.format_into(&recs, decoded, &mut text);
-                decoded.iter().for_each(|f| tally(f, &mut seen));
-            } else {
-                // One frame at a time, not gathered: nothing but the analysis reads it.
-                chunk
-                    .iter()
-                    .for_each(|r| tally(&shape.decode(&r.record(map)), &mut seen));
-            }
-            Done { text, roce, seen }
-        })
-        .collect()
+    max_bytes: usize,
+    kept: usize,
+    recs: &mut Vec<MappedRecord>,
+) -> Option<Ended> {
+    let room = left.map_or(batch, |l| l.min(batch as u64) as usize);
+    recs.clear();
+    let walked = src.next_mapped_batch(room, max_bytes, kept, recs);
+    *left = left.map(|l| l - recs.len() as u64);
+    match walked {
+        Err(e) => Some(Ended::Read(e)),
+        Ok(true) if *left != Some(0) => None,
+        // The end of the file or of `-c`, still mapped; else libpcap has the rest.
+        Ok(_) if *left == Some(0) || src.shared_map().is_some() => Some(Ended::Done),
+        Ok(_) => Some(Ended::Sequential),
+    }
 }
 
-/// Account and analyse a window's frames in order, then write its lines; the buffers come
-/// back for the next window.
-fn emit<'m>(
-    run: &mut Run,
-    progress: &mut Progress,
-    (recs, done): (Vec<MappedRecord>, Vec<Done<'m>>),
-) -> io::Result<(Vec<MappedRecord>, Vec<Bufs<'m>>)> {
+/// Decode and format the located records of one batch into its buffers; the decoded frames are
+/// kept when `keep_frames` (for the analysis).
+fn format_batch<'m>(shape: &Shape, map: &'m [u8], bufs: Bufs<'m>, keep_frames: bool) -> Done<'m> {
+    let Bufs {
+        recs,
+        mut text,
+        mut seen,
+    } = bufs;
+    text.clear();
+    seen.clear();
+    let mut roce = 0;
+    // Count the RoCE frames, and keep what the analysis reads of each.
+    let mut tally = |f: &Frame<'m>, seen: &mut Vec<Seen<'m>>| {
+        roce += u64::from(f.roce().is_some());
+        if keep_frames {
+            seen.push(Seen::of(f));
+        }
+    };
+    if shape.print_packets() {
+        let records: Vec<Record<'m>> = recs.iter().map(|r| r.record(map)).collect();
+        let decoded: Vec<Frame<'m>> = records.iter().map(|r| shape.decode(r)).collect();
+        shape.format_into(&records, &decoded, &mut text);
+        decoded.iter().for_each(|f| tally(f, &mut seen));
+    } else {
+        // One frame at a time, not gathered: nothing but the analysis reads it.
+        recs.iter()
+            .for_each(|r| tally(&shape.decode(&r.record(map)), &mut seen));
+    }
+    Done {
+        recs,
+        text,
+        roce,
+        seen,
+    }
+}
+
+/// Account and analyse a batch's frames in order, then write its lines; the buffers come back
+/// for another batch.
+fn emit<'m>(run: &mut Run, progress: &mut Progress, done: Done<'m>) -> io::Result<Bufs<'m>> {
+    let Done {
+        recs,
+        text,
+        roce,
+        mut seen,
+    } = done;
     if run.analyzing() {
-        debug_assert_eq!(recs.len(), done.iter().map(|d| d.seen.len()).sum::<usize>());
-        let seen = done.iter().flat_map(|d| &d.seen);
-        for (r, s) in recs.iter().zip(seen) {
+        debug_assert_eq!(recs.len(), seen.len());
+        for (r, s) in recs.iter().zip(&seen) {
             progress.frame(r.caplen);
             run.account_seen(r.number, r.ts_ns, s);
         }
@@ -263,36 +308,52 @@ fn emit<'m>(
         for r in &recs {
             progress.frame(r.caplen);
         }
-        run.count(recs.len() as u64, done.iter().map(|d| d.roce).sum());
+        run.count(recs.len() as u64, roce);
     }
-    let mut out = io::stdout().lock();
-    let mut bufs = Vec::with_capacity(done.len());
-    for d in done {
-        out.write_all(&d.text)?;
-        let mut seen = d.seen;
-        seen.clear();
-        bufs.push(Bufs { text: d.text, seen });
+    if !text.is_empty() {
+        let mut out = io::stdout().lock();
+        out.write_all(&text)?;
+        out.flush()?;
     }
-    out.flush()?;
-    Ok((recs, bufs))
-}
-
-/// Emit what is still pending, then stop with `stop`.
-fn finish(
-    run: &mut Run,
-    progress: &mut Progress,
-    pending: (Vec<MappedRecord>, Vec<Done<'_>>),
-    stop: Stop,
-) -> Stop {
-    match emit(run, progress, pending) {
-        Ok(_) => stop,
-        Err(e) => Stop::Output(e),
-    }
+    seen.clear();
+    Ok(Bufs { recs, text, seen })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rayon::prelude::*;
+
+    /// A batch whose job panicked is not waited for: the waiting thread panics too (the
+    /// scope passes the panic on) instead of hanging. Without the guard this test times out.
+    #[test]
+    fn a_batch_whose_job_panicked_is_not_waited_for() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(2)
+                .build()
+                .expect("a pool");
+            let slot: Mutex<Slot<'static>> = Mutex::new(Slot::Pending);
+            let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                pool.install(|| {
+                    rayon::scope(|s| {
+                        s.spawn(|_| {
+                            let _guard = FailOnUnwind(&slot);
+                            panic!("a decoder bug");
+                        });
+                        wait(&slot).recs.len()
+                    })
+                })
+            }));
+            let failed = matches!(*slot.lock().expect("not poisoned"), Slot::Failed);
+            let _ = tx.send((waited.is_err(), failed));
+        });
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the waiting thread returned");
+        assert_eq!(got, (true, true));
+    }
 
     /// The first pool made on a thread runs `install` on that thread; a second one on the same
     /// thread (which rayon refuses to make with it) is an ordinary pool that still works.

@@ -354,6 +354,8 @@ impl FileSource {
     /// stopping after the record that reaches `max_bytes` captured bytes. `Ok(true)` while the
     /// mapping may hold more; `Ok(false)` at the end of the file or when
     /// an anomaly handed the file to libpcap (read the rest with [`FileSource::next_record`]).
+    /// The pages of the last `kept` batches located (this one included) stay mapped: records
+    /// still being decoded or analysed elsewhere are not read again from the page cache.
     ///
     /// # Errors
     /// [`FileError`] when libpcap, taking over, fails.
@@ -361,10 +363,11 @@ impl FileSource {
         &mut self,
         max: usize,
         max_bytes: usize,
+        kept: usize,
         out: &mut Vec<MappedRecord>,
     ) -> Result<bool, FileError> {
         if let Backend::Mapped(m) = &mut self.backend {
-            m.begin_window();
+            m.begin_window(kept);
         }
         let mut bytes = 0;
         for _ in 0..max {

@@ -366,10 +366,10 @@ impl MappedFile {
     }
 
     /// A window of records is now located ahead of its decoding (the parallel reader), while
-    /// the window before it is decoded and the one before that analysed: from now on pages are
-    /// released only below the start of that third window.
-    pub fn begin_window(&mut self) {
-        if self.windows.len() == 3 {
+    /// the `kept - 1` windows located before it may still be decoded or analysed: from now on
+    /// pages are released only below the start of the oldest of those `kept` windows.
+    pub fn begin_window(&mut self, kept: usize) {
+        while self.windows.len() >= kept.max(1) {
             self.windows.remove(0);
         }
         self.windows.push(self.pos);
