@@ -89,8 +89,9 @@ pub fn read(
     let Some(pool) = pool(threads) else {
         return Stop::Sequential;
     };
-    // The loop runs on one of the pool's threads, which analyses and writes each window while
-    // the others (and it, once done) decode the next: `threads` busy threads, not one more.
+    // The loop runs on the pool's first thread, which analyses and writes each batch in order
+    // while the others (and it, when the next batch is not ready) decode those that follow:
+    // `threads` busy threads, not one more.
     pool.install(|| batches(src, map, run, progress, threads))
 }
 
