@@ -159,7 +159,7 @@ fn parallel_read_hands_over_to_libpcap() {
 
 /// A record header in the middle of the file that libpcap refuses (its captured length far
 /// above the snap length): the frames before it, the report and the one-line error are those
-/// of `--threads 1`, wherever the error falls among the windows being read, decoded and
+/// of `--threads 1`, wherever the error falls among the batches being located, decoded and
 /// analysed.
 #[test]
 fn parallel_read_error_in_the_middle() {
@@ -191,10 +191,11 @@ fn parallel_read_error_in_the_middle() {
     }
 }
 
-/// Frames of 8 KiB (RC WRITE MIDDLE, jumbo MTU): windows end at their byte cap (8 MiB) rather
-/// than their record count, and walked pages are released behind the reader while the
-/// windows before are still decoded and analysed. With a short first window of ACK-sized
-/// frames, then big ones, then small ones again, every mode prints what `--threads 1` prints.
+/// Frames of 8 KiB (RC WRITE MIDDLE, jumbo MTU): batches end at their byte cap (their share of
+/// 16 MiB: 1 MiB, 128 such frames, when packet lines are printed) rather than their record
+/// count, and walked pages are released behind the reader while the batches before are still
+/// decoded and analysed. With a short first stretch of ACK-sized frames, then big ones, then
+/// small ones again, every mode prints what `--threads 1` prints.
 #[test]
 fn big_frames_fill_windows_by_bytes() {
     let mut recs = Vec::new();
