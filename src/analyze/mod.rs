@@ -171,6 +171,7 @@ pub struct Seen<'a> {
 
 impl<'a> Seen<'a> {
     /// What the analysis reads of `frame`.
+    #[inline]
     pub fn of(frame: &Frame<'a>) -> Seen<'a> {
         let (session, pcp) = Seen::extras(frame);
         Seen {
