@@ -63,22 +63,28 @@ pub enum Stop {
     Read(FileError),
 }
 
-/// One batch, decoded and formatted: its records, its packet lines, how many of its frames are
-/// RoCE, and what the analysis reads of each frame when they feed it (else empty).
-struct Done<'m> {
-    recs: Vec<MappedRecord>,
-    text: Vec<u8>,
-    roce: u64,
-    seen: Vec<Seen<'m>>,
-}
-
 /// The buffers of one batch, reused batch after batch so that their memory is not handed back
-/// to the system and faulted in again each time.
+/// to the system and faulted in again each time: its records, its packet lines, and what the
+/// analysis reads of each frame when they feed it (else empty).
 #[derive(Default)]
 struct Bufs<'m> {
     recs: Vec<MappedRecord>,
     text: Vec<u8>,
     seen: Vec<Seen<'m>>,
+}
+
+/// One batch, decoded and formatted, and how many of its frames are RoCE.
+struct Done<'m> {
+    bufs: Bufs<'m>,
+    roce: u64,
+}
+
+/// What a job that prints packet lines gathers for the printer: the batch's records and their
+/// frames. Shared by the jobs (one per running job, not one per batch out).
+#[derive(Default)]
+struct Scratch<'m> {
+    records: Vec<Record<'m>>,
+    frames: Vec<Frame<'m>>,
 }
 
 /// Read the mapped part of `src` with `threads` threads. `map` is `src`'s mapping.
@@ -140,16 +146,6 @@ impl Drop for FailOnUnwind<'_, '_> {
     }
 }
 
-/// Why locating batches stopped.
-enum Ended {
-    /// The end of the file, or `-c N` reached.
-    Done,
-    /// libpcap took over after an anomaly.
-    Sequential,
-    /// Reading failed after libpcap took over; the records before it were located.
-    Read(FileError),
-}
-
 /// [`read`]'s loop, on the first thread of the pool.
 fn batches<'m>(
     src: &mut FileSource,
@@ -171,8 +167,10 @@ fn batches<'m>(
     let mut left = run.remaining();
     let mut spare: Vec<Bufs<'m>> = Vec::new();
     let mut out: VecDeque<Flight<'m>> = VecDeque::new();
+    // Why no more batches are located (the records before a read error are still written).
     let mut ended = None;
     let shape = &shape;
+    let scratch: &Mutex<Vec<Scratch<'m>>> = &Mutex::new(Vec::new());
     rayon::scope(|s| {
         loop {
             // Keep `most` batches out, each a job of its own.
@@ -187,7 +185,7 @@ fn batches<'m>(
                 let job = Arc::clone(&flight);
                 s.spawn(move |_| {
                     let _guard = FailOnUnwind(&job);
-                    let done = format_batch(shape, map, bufs, keep_frames);
+                    let done = format_batch(shape, map, bufs, keep_frames, scratch);
                     if let Ok(mut slot) = job.lock() {
                         *slot = Slot::Ready(done);
                     }
@@ -195,11 +193,7 @@ fn batches<'m>(
                 out.push_back(flight);
             }
             let Some(next) = out.pop_front() else {
-                return match ended.take() {
-                    Some(Ended::Read(e)) => Stop::Read(e),
-                    Some(Ended::Sequential) => Stop::Sequential,
-                    Some(Ended::Done) | None => Stop::Done,
-                };
+                return ended.take().unwrap_or(Stop::Done);
             };
             match emit(run, progress, wait(&next)) {
                 Ok(bufs) => spare.push(bufs),
@@ -235,7 +229,8 @@ fn wait<'m>(flight: &Mutex<Slot<'m>>) -> Done<'m> {
 
 /// Locate the next batch of records in `src` (at most `batch` records and about `max_bytes`
 /// bytes, and no more than `left` allows) into `recs`, keeping the pages of the last `kept`
-/// batches mapped. `Some` when no batch follows this one: why.
+/// batches mapped. `Some` when no batch follows this one: why the loop stops once this one is
+/// written.
 fn locate(
     src: &mut FileSource,
     left: &mut Option<u64>,
@@ -243,30 +238,32 @@ fn locate(
     max_bytes: usize,
     kept: usize,
     recs: &mut Vec<MappedRecord>,
-) -> Option<Ended> {
+) -> Option<Stop> {
     let room = left.map_or(batch, |l| l.min(batch as u64) as usize);
     recs.clear();
     let walked = src.next_mapped_batch(room, max_bytes, kept, recs);
     *left = left.map(|l| l - recs.len() as u64);
     match walked {
-        Err(e) => Some(Ended::Read(e)),
+        Err(e) => Some(Stop::Read(e)),
         Ok(true) if *left != Some(0) => None,
         // The end of the file or of `-c`, still mapped; else libpcap has the rest.
-        Ok(_) if *left == Some(0) || src.shared_map().is_some() => Some(Ended::Done),
-        Ok(_) => Some(Ended::Sequential),
+        Ok(_) if *left == Some(0) || src.shared_map().is_some() => Some(Stop::Done),
+        Ok(_) => Some(Stop::Sequential),
     }
 }
 
 /// Decode and format the located records of one batch into its buffers; the decoded frames are
-/// kept when `keep_frames` (for the analysis).
-fn format_batch<'m>(shape: &Shape, map: &'m [u8], bufs: Bufs<'m>, keep_frames: bool) -> Done<'m> {
-    let Bufs {
-        recs,
-        mut text,
-        mut seen,
-    } = bufs;
-    text.clear();
-    seen.clear();
+/// kept when `keep_frames` (for the analysis). A job that prints takes its gathering buffers
+/// from `scratch` and puts them back.
+fn format_batch<'m>(
+    shape: &Shape,
+    map: &'m [u8],
+    mut bufs: Bufs<'m>,
+    keep_frames: bool,
+    scratch: &Mutex<Vec<Scratch<'m>>>,
+) -> Done<'m> {
+    bufs.text.clear();
+    bufs.seen.clear();
     let mut roce = 0;
     // Count the RoCE frames, and keep what the analysis reads of each.
     let mut tally = |f: &Frame<'m>, seen: &mut Vec<Seen<'m>>| {
@@ -276,51 +273,53 @@ fn format_batch<'m>(shape: &Shape, map: &'m [u8], bufs: Bufs<'m>, keep_frames: b
         }
     };
     if shape.print_packets() {
-        let records: Vec<Record<'m>> = recs.iter().map(|r| r.record(map)).collect();
-        let decoded: Vec<Frame<'m>> = records.iter().map(|r| shape.decode(r)).collect();
-        shape.format_into(&records, &decoded, &mut text);
-        decoded.iter().for_each(|f| tally(f, &mut seen));
+        let taken = scratch.lock().map(|mut k| k.pop()).unwrap_or_default();
+        let Scratch {
+            mut records,
+            mut frames,
+        } = taken.unwrap_or_default();
+        records.clear();
+        records.extend(bufs.recs.iter().map(|r| r.record(map)));
+        frames.clear();
+        frames.extend(records.iter().map(|r| shape.decode(r)));
+        shape.format_into(&records, &frames, &mut bufs.text);
+        frames.iter().for_each(|f| tally(f, &mut bufs.seen));
+        if let Ok(mut k) = scratch.lock() {
+            k.push(Scratch { records, frames });
+        }
     } else {
         // One frame at a time, not gathered: nothing but the analysis reads it.
-        recs.iter()
-            .for_each(|r| tally(&shape.decode(&r.record(map)), &mut seen));
+        for r in &bufs.recs {
+            tally(&shape.decode(&r.record(map)), &mut bufs.seen);
+        }
     }
-    Done {
-        recs,
-        text,
-        roce,
-        seen,
-    }
+    Done { bufs, roce }
 }
 
 /// Account and analyse a batch's frames in order, then write its lines; the buffers come back
 /// for another batch.
 fn emit<'m>(run: &mut Run, progress: &mut Progress, done: Done<'m>) -> io::Result<Bufs<'m>> {
-    let Done {
-        recs,
-        text,
-        roce,
-        mut seen,
-    } = done;
+    let Done { mut bufs, roce } = done;
+    let Bufs { recs, text, seen } = &mut bufs;
     if run.analyzing() {
         debug_assert_eq!(recs.len(), seen.len());
-        for (r, s) in recs.iter().zip(&seen) {
+        for (r, s) in recs.iter().zip(seen.iter()) {
             progress.frame(r.caplen);
             run.account_seen(r.number, r.ts_ns, s);
         }
     } else {
-        for r in &recs {
+        for r in recs.iter() {
             progress.frame(r.caplen);
         }
         run.count(recs.len() as u64, roce);
     }
     if !text.is_empty() {
         let mut out = io::stdout().lock();
-        out.write_all(&text)?;
+        out.write_all(text)?;
         out.flush()?;
     }
     seen.clear();
-    Ok(Bufs { recs, text, seen })
+    Ok(bufs)
 }
 
 #[cfg(test)]
@@ -346,7 +345,7 @@ mod tests {
                             let _guard = FailOnUnwind(&slot);
                             panic!("a decoder bug");
                         });
-                        wait(&slot).recs.len()
+                        wait(&slot).bufs.recs.len()
                     })
                 })
             }));
