@@ -313,34 +313,51 @@ fn snap_warnings(a: &Analyzer, warnings: &mut Vec<String>) {
     }
 }
 
-/// Flows given back to the allocator at a time while their reports are built.
+/// Flows whose reports are built at a time (by the threads of the pool the build runs in, if
+/// any) before their state is given back to the allocator.
 const FLOWS_RELEASED: usize = 1024;
 
 /// The flows' and the connections' reports, in flow and connection order. The flow table is
-/// consumed from its end and shrunk as it goes (a connection's report is made when its higher
-/// flow is reached, the lower one still there), so that the reports (about 1 kB per flow)
-/// replace the flows' state instead of adding to it: with 16 384 flows the two together would
-/// be the peak memory of a run.
+/// consumed from its end, [`FLOWS_RELEASED`] flows at a time, and shrunk as it goes (a
+/// connection's report is made with its higher flow, while the lower one is still there), so
+/// that the reports (about 1 kB per flow) replace the flows' state instead of adding to it:
+/// with 16 384 flows the two together would be the peak memory of a run. When the build runs
+/// on a thread of a `rayon` pool (the parallel reader's, for `--threads N`), the reports of
+/// each stretch are built by the pool's threads; the result is the same.
 fn reports(mut flows: Vec<Flow>, window: u64) -> (Vec<FlowReport>, Vec<ConnectionReport>) {
+    use rayon::prelude::*;
     let conn_of = connection_ids(&flows);
     let peer: Vec<_> = flows
         .iter()
         .map(|f| f.peer.and_then(|p| flows[p as usize].transport))
         .collect();
+    let parallel = rayon::current_thread_index().is_some();
     let mut reports = Vec::with_capacity(flows.len());
     let mut connections = Vec::new();
-    while let Some(g) = flows.pop() {
-        let j = flows.len();
-        reports.push(flow_report(j, &g, conn_of[j], peer[j]));
-        if let (Some(id), Some(i)) = (conn_of[j], g.peer.map(|p| p as usize))
-            && i < j
-        {
-            connections.push(connection(id, &flows[i], i, &g, j, window));
+    while !flows.is_empty() {
+        let lo = (flows.len() - 1) / FLOWS_RELEASED * FLOWS_RELEASED;
+        let stretch = flows.split_off(lo);
+        let flow = |i: usize| if i >= lo { &stretch[i - lo] } else { &flows[i] };
+        let build = |j: usize| {
+            let g = flow(j);
+            let conn = match (conn_of[j], g.peer.map(|p| p as usize)) {
+                (Some(id), Some(i)) if i < j => Some(connection(id, flow(i), i, g, j, window)),
+                _ => None,
+            };
+            (flow_report(j, g, conn_of[j], peer[j]), conn)
+        };
+        let range = lo..lo + stretch.len();
+        let built: Vec<_> = if parallel {
+            range.into_par_iter().rev().map(build).collect()
+        } else {
+            range.rev().map(build).collect()
+        };
+        for (report, conn) in built {
+            reports.push(report);
+            connections.extend(conn);
         }
-        drop(g);
-        if j % FLOWS_RELEASED == 0 {
-            flows.shrink_to_fit();
-        }
+        drop(stretch);
+        flows.shrink_to_fit();
     }
     reports.reverse();
     connections.sort_by_key(|c| c.id);

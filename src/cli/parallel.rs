@@ -87,17 +87,16 @@ struct Scratch<'m> {
     frames: Vec<Frame<'m>>,
 }
 
-/// Read the mapped part of `src` with `threads` threads. `map` is `src`'s mapping.
+/// Read the mapped part of `src` with the threads of `pool` ([`pool`]). `map` is `src`'s
+/// mapping.
 pub fn read(
+    pool: &rayon::ThreadPool,
     src: &mut FileSource,
     map: &[u8],
     run: &mut Run,
     progress: &mut Progress,
-    threads: usize,
 ) -> Stop {
-    let Some(pool) = pool(threads) else {
-        return Stop::Sequential;
-    };
+    let threads = pool.current_num_threads();
     // The loop runs on the pool's first thread, which analyses and writes each batch in order
     // while the others (and it, when the next batch is not ready) decode those that follow:
     // `threads` busy threads, not one more.
@@ -110,7 +109,7 @@ pub fn read(
 /// such a pool's threads until the process ends and lets a thread be the first of one pool
 /// only: a later call on the same thread (a program reading several files) gets an ordinary
 /// pool, whose threads end with it. `None` when no pool can be made.
-fn pool(threads: usize) -> Option<rayon::ThreadPool> {
+pub fn pool(threads: usize) -> Option<rayon::ThreadPool> {
     let builder = || rayon::ThreadPoolBuilder::new().num_threads(threads);
     builder()
         .use_current_thread()

@@ -461,8 +461,10 @@ pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome>
     let map = src
         .shared_map()
         .filter(|_| threads > 1 && run.parallel_ok());
-    if let Some(map) = map {
-        match parallel::read(&mut src, &map, &mut run, &mut progress, threads) {
+    // The threads that read the file also build the report at the end.
+    let pool = map.as_ref().and_then(|_| parallel::pool(threads));
+    if let (Some(map), Some(pool)) = (&map, &pool) {
+        match parallel::read(pool, &mut src, map, &mut run, &mut progress) {
             parallel::Stop::Done => {}
             parallel::Stop::Sequential => {
                 read_sequential(&mut src, &mut run, &mut progress, &mut read_err)?;
@@ -479,7 +481,11 @@ pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome>
     }
     progress.finish();
     src.release_all_walked();
-    if let Some(o) = io_outcome(run.finish())? {
+    let finished = match &pool {
+        Some(pool) => pool.install(|| run.finish()),
+        None => run.finish(),
+    };
+    if let Some(o) = io_outcome(finished)? {
         return Ok(o);
     }
     if let (Some(m), Some(f)) = (src.tag_miss(), &d.filter)
