@@ -36,12 +36,11 @@ mod cnp;
 mod pairing;
 mod requester;
 mod responder;
+mod seen;
 mod table;
 mod ud;
 
-use crate::decode::{
-    Address, ExtHeaders, ExtKind, Frame, IcrcStatus, Operation, Position, RocePacket, Transport,
-};
+use crate::decode::{Address, ExtKind, Frame, IcrcStatus, Operation, Position, Transport};
 use flow::{Flow, FlowKey};
 use fxhash::FxBuild;
 use message::{Message, MessageStatus};
@@ -50,6 +49,7 @@ use report::{GapReport, MalformedFrame, UnexplainedNak};
 use std::collections::{HashMap, HashSet, VecDeque};
 
 pub use report::Report;
+pub use seen::{Ext, Packet, Seen};
 
 /// Analysis settings.
 #[derive(Clone, Debug)]
@@ -155,45 +155,6 @@ impl Sink {
 /// request it refuses within a round trip, long before this many later messages complete.
 pub const HELD_MESSAGES: usize = 4096;
 
-/// The parts of a decoded frame the analysis reads: a frame handed from the thread that decoded
-/// it to the one that analyses it (`read --threads N`) travels as this (about half of a
-/// [`Frame`]'s size).
-#[derive(Clone, Copy, Debug)]
-pub struct Seen<'a> {
-    /// The RoCE packet, when the frame is one.
-    pub roce: Option<RocePacket<'a>>,
-    /// The innermost mirror session the frame came through: ERSPAN session ID (10 bits) or
-    /// VXLAN VNI (24 bits).
-    pub session: Option<u32>,
-    /// 802.1Q priority (PCP, 3 bits) of the inner VLAN tag, else of the outer one.
-    pub pcp: Option<u8>,
-}
-
-impl<'a> Seen<'a> {
-    /// What the analysis reads of `frame`.
-    #[inline]
-    pub fn of(frame: &Frame<'a>) -> Seen<'a> {
-        let (session, pcp) = Seen::extras(frame);
-        Seen {
-            roce: frame.roce().copied(),
-            session,
-            pcp,
-        }
-    }
-
-    /// The mirror session and priority of a RoCE frame (none for another frame: the analysis
-    /// does not read them).
-    fn extras(frame: &Frame) -> (Option<u32>, Option<u8>) {
-        if frame.roce().is_none() {
-            return (None, None);
-        }
-        (
-            frame.encap.session(),
-            frame.link.inner_vlan_pcp.or(frame.link.vlan_pcp),
-        )
-    }
-}
-
 /// The streaming analyzer.
 pub struct Analyzer {
     cfg: AnalyzeConfig,
@@ -255,7 +216,7 @@ fn pmtu_slot(len: u32) -> Option<usize> {
 /// reservation). Other extended headers (a WRITE's RETH, ImmDt, AtomicETH, FETH, a CNP's
 /// reserved bytes) only fill in
 /// message details, so a frame cut inside them is still analysed.
-fn needed_headers(p: &RocePacket<'_>, op: Operation) -> bool {
+fn needed_headers(p: &Packet<'_>, op: Operation) -> bool {
     let Some(bth) = p.bth else { return false };
     let Some(layout) = bth.opcode.layout() else {
         return true;
@@ -270,19 +231,13 @@ fn needed_headers(p: &RocePacket<'_>, op: Operation) -> bool {
     })
 }
 
-fn has_header(e: &ExtHeaders, k: ExtKind) -> bool {
+fn has_header(e: &Ext, k: ExtKind) -> bool {
     match k {
-        ExtKind::Rdeth => e.rdeth.is_some(),
         ExtKind::Deth => e.deth.is_some(),
-        ExtKind::Xrceth => e.xrceth.is_some(),
         ExtKind::Reth => e.reth.is_some(),
-        ExtKind::AtomicEth => e.atomic_eth.is_some(),
         ExtKind::Aeth => e.aeth.is_some(),
-        ExtKind::AtomicAckEth => e.atomic_ack_eth.is_some(),
-        ExtKind::ImmDt => e.imm.is_some(),
-        ExtKind::Ieth => e.ieth.is_some(),
-        ExtKind::Feth => e.feth.is_some(),
-        ExtKind::CnpReserved => e.cnp_reserved,
+        // Not read by the analysis (nor needed by `needed_headers`).
+        _ => true,
     }
 }
 
@@ -349,8 +304,7 @@ impl Analyzer {
     /// Account one frame. `frame_no` is its 1-based number, `ts_ns` its capture time in ns
     /// since the epoch. Call for every frame, RoCE or not, in capture order. Never panics.
     pub fn push(&mut self, frame_no: u64, ts_ns: u64, frame: &Frame) {
-        let (session, pcp) = Seen::extras(frame);
-        self.push_parts(frame_no, ts_ns, frame.roce(), session, pcp);
+        self.push_seen(frame_no, ts_ns, &Seen::of(frame));
     }
 
     /// [`Analyzer::push`] for a frame reduced to what the analysis reads ([`Seen`]).
@@ -362,7 +316,7 @@ impl Analyzer {
         &mut self,
         frame_no: u64,
         ts_ns: u64,
-        roce: Option<&RocePacket>,
+        roce: Option<&Packet>,
         session: Option<u32>,
         pcp: Option<u8>,
     ) {
@@ -392,12 +346,12 @@ impl Analyzer {
     }
 
     /// Frame-level counts of a RoCE frame: truncation, ICRC, malformed.
-    fn count_frame(&mut self, frame_no: u64, p: &RocePacket) {
+    fn count_frame(&mut self, frame_no: u64, p: &Packet) {
         self.frames.roce += 1;
         if p.truncated {
             self.frames.truncated += 1;
         }
-        match p.icrc.status {
+        match p.icrc {
             IcrcStatus::Good => self.icrc.good += 1,
             IcrcStatus::Bad => {
                 self.icrc.bad += 1;
@@ -419,7 +373,7 @@ impl Analyzer {
     }
 
     /// One packet of flow `i`: counters, pairing, then the rule set its operation belongs to.
-    fn packet(&mut self, i: usize, frame_no: u64, ts: u64, p: &RocePacket, pcp: Option<u8>) {
+    fn packet(&mut self, i: usize, frame_no: u64, ts: u64, p: &Packet, pcp: Option<u8>) {
         let Some(bth) = p.bth else { return };
         let op = bth.opcode.operation();
         if self.flows[i].udp_sport.is_none()
@@ -482,7 +436,7 @@ impl Analyzer {
         &mut self,
         i: usize,
         ts: u64,
-        p: &RocePacket,
+        p: &Packet,
         op: Option<Operation>,
         pcp: Option<u8>,
     ) {
@@ -545,7 +499,7 @@ impl Analyzer {
 
     /// PMTU inference from full-size FIRST/MIDDLE payloads. The sizes come from the length
     /// fields, so a frame cut by the snap length after its headers counts too.
-    fn learn_pmtu(&mut self, i: usize, p: &RocePacket, op: Operation) {
+    fn learn_pmtu(&mut self, i: usize, p: &Packet, op: Operation) {
         if !matches!(op.position(), Position::First | Position::Middle) {
             return;
         }
@@ -558,7 +512,7 @@ impl Analyzer {
     }
 
     /// A response-carrying packet of flow `i` (ACK, NAK, READ response, ATOMIC ACKNOWLEDGE).
-    fn response(&mut self, i: usize, frame_no: u64, ts: u64, p: &RocePacket, op: Operation) {
+    fn response(&mut self, i: usize, frame_no: u64, ts: u64, p: &Packet, op: Operation) {
         let Some(bth) = p.bth else { return };
         if let Some(aeth) = p.ext.aeth {
             self.pair_by_psn(i, bth.psn);
@@ -652,7 +606,7 @@ impl Analyzer {
     }
 
     /// A request packet of flow `i`: UD senders apart, the requester's rules.
-    fn request(&mut self, i: usize, frame_no: u64, ts: u64, p: &RocePacket, op: Operation) {
+    fn request(&mut self, i: usize, frame_no: u64, ts: u64, p: &Packet, op: Operation) {
         let Some(bth) = p.bth else { return };
         let r = requester::Req {
             flow: i,

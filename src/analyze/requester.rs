@@ -5,13 +5,14 @@
 //! Every function works on one flow and the shared [`Sink`]; nothing here looks at other
 //! flows, so the rules hold per connection however the flows are stored.
 
+use super::Packet;
 use super::Sink;
 use super::flow::{Flow, MAX_OPEN_GAPS, MAX_PENDING_ACKS, MAX_UNITS, OpenGap};
 use super::message::{Accept, FethInfo, MessageKind, Piece};
 use super::outcome::{self, Awaiting};
 use super::psn::{PsnVerdict, psn_add, psn_diff, read_psn_span};
 use super::report::{GapReport, Retransmission};
-use crate::decode::{Bth, Operation, RocePacket, Transport};
+use crate::decode::{Bth, Operation, Transport};
 
 /// One request packet and what the rules need beside it.
 pub(super) struct Req<'p, 'a> {
@@ -22,7 +23,7 @@ pub(super) struct Req<'p, 'a> {
     /// Capture time, ns.
     pub ts: u64,
     /// The packet.
-    pub p: &'p RocePacket<'a>,
+    pub p: &'p Packet<'a>,
     /// Its BTH.
     pub bth: Bth,
     /// Its operation.
