@@ -14,7 +14,7 @@ use etherparse::{
 use super::encap::{self, Encap, MAX_ENCAP, Outer};
 use super::headers::{Grh, Lrh};
 use super::icrc;
-use super::transport::{self, TransportSlice};
+use super::transport::{self, IcrcSpot};
 use super::{
     Address, DecodeConfig, Ecn, Frame, FrameKind, Icrc, IcrcStatus, LinkSummary, LinkType,
     Malformed, NetSummary, OtherKind, RocePacket, RoceVersion, UncheckedReason, Undecodable,
@@ -366,20 +366,19 @@ fn rocev2<'a>(
         pkt.malformed = Some(m);
         return roce_frame(link, pkt);
     }
-    let t = transport::parse(&udp[8..], udp_len as usize - 8);
-    let icrc = match t.icrc_offset {
-        Some(off) if !t.truncated => {
+    let spot = transport::parse(&udp[8..], udp_len as usize - 8, &mut pkt);
+    pkt.icrc = match spot.offset {
+        Some(off) if !pkt.truncated => {
             let covered = &udp[8..8 + off];
             let expected = if ip.v6 {
                 icrc::rocev2_ipv6(ip.hdr, &udp[..8], covered)
             } else {
                 icrc::rocev2_ipv4(ip.hdr, &udp[..8], covered)
             };
-            verdict(t.icrc_wire, expected)
+            verdict(spot.wire, expected)
         }
-        _ => unchecked(&t),
+        _ => unchecked(&pkt, spot),
     };
-    fill(&mut pkt, &t, icrc);
     roce_frame(link, pkt)
 }
 
@@ -396,26 +395,16 @@ fn verdict(wire: Option<u32>, expected: u32) -> Icrc {
     }
 }
 
-fn unchecked(t: &TransportSlice<'_>) -> Icrc {
-    let reason = if t.malformed.is_some() {
+/// The ICRC of a packet whose transport was parsed but whose ICRC is not checked: why not.
+fn unchecked(pkt: &RocePacket<'_>, spot: IcrcSpot) -> Icrc {
+    let reason = if pkt.malformed.is_some() {
         UncheckedReason::Malformed
-    } else if t.truncated {
+    } else if pkt.truncated {
         UncheckedReason::Truncated
     } else {
         UncheckedReason::NoRule
     };
-    Icrc::unchecked(reason, t.icrc_wire)
-}
-
-fn fill<'a>(pkt: &mut RocePacket<'a>, t: &TransportSlice<'a>, icrc: Icrc) {
-    pkt.bth = t.bth;
-    pkt.ext = t.ext;
-    pkt.hdr_len = t.hdr_len;
-    pkt.payload = t.payload;
-    pkt.payload_len = t.payload_len;
-    pkt.malformed = t.malformed;
-    pkt.truncated = t.truncated;
-    pkt.icrc = icrc;
+    Icrc::unchecked(reason, spot.wire)
 }
 
 /// A RoCE frame; its network summary is the packet's own addresses.
@@ -431,7 +420,8 @@ fn roce_frame(link: LinkSummary, pkt: RocePacket<'_>) -> Frame<'_> {
     }
 }
 
-fn empty_packet<'a>(version: RoceVersion, src: Address, dst: Address) -> RocePacket<'a> {
+/// A packet of `version` between `src` and `dst` with nothing decoded yet.
+pub(super) fn empty_packet<'a>(version: RoceVersion, src: Address, dst: Address) -> RocePacket<'a> {
     RocePacket {
         version,
         src,
@@ -475,15 +465,14 @@ fn rocev1(data: &[u8], link: LinkSummary, cut: usize) -> Frame<'_> {
         pkt.malformed = Some(m);
         return roce_frame(link, pkt);
     }
-    let t = transport::parse(&data[Grh::LEN..], grh.pay_len as usize);
-    let icrc = match t.icrc_offset {
-        Some(off) if !t.truncated => {
+    let spot = transport::parse(&data[Grh::LEN..], grh.pay_len as usize, &mut pkt);
+    pkt.icrc = match spot.offset {
+        Some(off) if !pkt.truncated => {
             let covered = &data[Grh::LEN..Grh::LEN + off];
-            verdict(t.icrc_wire, icrc::with_grh(&data[..Grh::LEN], covered))
+            verdict(spot.wire, icrc::with_grh(&data[..Grh::LEN], covered))
         }
-        _ => unchecked(&t),
+        _ => unchecked(&pkt, spot),
     };
-    fill(&mut pkt, &t, icrc);
     roce_frame(link, pkt)
 }
 
@@ -535,20 +524,19 @@ fn infiniband(data: &[u8], cut: usize, link: LinkSummary) -> Frame<'_> {
         pkt.malformed = Some(m);
         return roce_frame(link, pkt);
     }
-    let t = transport::parse(&data[off..], pkt_bytes - off);
-    let icrc = match t.icrc_offset {
-        Some(t_off) if !t.truncated => {
+    let spot = transport::parse(&data[off..], pkt_bytes - off, &mut pkt);
+    pkt.icrc = match spot.offset {
+        Some(t_off) if !pkt.truncated => {
             let covered = &data[off..off + t_off];
             let expected = if lrh.lnh == 3 {
                 icrc::with_grh(&data[Lrh::LEN..off], covered)
             } else {
                 icrc::ib_local(&data[..Lrh::LEN], covered)
             };
-            verdict(t.icrc_wire, expected)
+            verdict(spot.wire, expected)
         }
-        _ => unchecked(&t),
+        _ => unchecked(&pkt, spot),
     };
-    fill(&mut pkt, &t, icrc);
     roce_frame(link, pkt)
 }
 

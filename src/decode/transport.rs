@@ -1,77 +1,58 @@
 //! IBA transport layer: the BTH, the extended headers its opcode implies, payload, pad and the
 //! ICRC position (IBTA Vol 1 §9.2–§9.3; layout table in spec/roce.md §2).
 
-use super::Malformed;
-use super::headers::{Bth, ExtHeaders};
+use super::headers::Bth;
+use super::{Malformed, RocePacket};
 
-/// The transport part of a packet, from the first BTH byte to the end of the ICRC.
-#[derive(Clone, Copy, Debug)]
-pub struct TransportSlice<'a> {
-    /// BTH, when its 12 bytes were present and captured.
-    pub bth: Option<Bth>,
-    /// Extended headers that were present and captured.
-    pub ext: ExtHeaders,
-    /// Bytes of BTH + extended headers implied by the opcode.
-    pub hdr_len: usize,
-    /// Captured payload bytes (no pad, no ICRC).
-    pub payload: &'a [u8],
-    /// Payload length per the length fields, bytes.
-    pub payload_len: u32,
+/// Where a packet's ICRC is, as [`parse`] found it (4 bytes after the payload and pad).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IcrcSpot {
     /// The ICRC read from the wire (its 4 bytes little-endian), when captured and locatable.
-    pub icrc_wire: Option<u32>,
-    /// Offset of the ICRC from the BTH start, when the packet is well-formed.
-    pub icrc_offset: Option<usize>,
-    /// Why the packet is not plausible IBA, if it is not.
-    pub malformed: Option<Malformed>,
-    /// True when the captured bytes end before `declared`.
-    pub truncated: bool,
+    pub wire: Option<u32>,
+    /// Offset of the ICRC from the BTH start, bytes, when the packet is well-formed.
+    pub offset: Option<usize>,
 }
 
 /// ICRC length in bytes.
 pub const ICRC_LEN: usize = 4;
 
-/// Parse the transport bytes.
+/// Parse the transport bytes into `pkt`, in place (a decoded frame is not copied field by
+/// field from a second struct): its `bth`, `ext`, `hdr_len` (bytes of BTH + extended headers),
+/// `payload`, `payload_len` (bytes, without pad and ICRC), `malformed` and `truncated`.
 ///
-/// `captured` starts at the BTH and holds what the capture kept; `declared` is the length from
-/// the BTH to the end of the ICRC according to the enclosing length field (UDP length − 8, GRH
-/// PayLen, or LRH PktLen). Never panics.
-pub fn parse(captured: &[u8], declared: usize) -> TransportSlice<'_> {
+/// `pkt` comes as an empty packet is built: no BTH, no extended header, no payload, not
+/// malformed. `captured` starts at the BTH and holds what the capture kept; `declared` is the
+/// length from the BTH to the end of the ICRC according to the enclosing length field (UDP
+/// length − 8, GRH PayLen, or LRH PktLen). Returns where the ICRC is. Never panics.
+pub fn parse<'a>(captured: &'a [u8], declared: usize, pkt: &mut RocePacket<'a>) -> IcrcSpot {
     let truncated = captured.len() < declared;
     let avail = &captured[..captured.len().min(declared)];
-    let mut out = TransportSlice {
-        bth: None,
-        ext: ExtHeaders::default(),
-        hdr_len: Bth::LEN,
-        payload: &[],
-        payload_len: 0,
-        icrc_wire: None,
-        icrc_offset: None,
-        malformed: None,
-        truncated,
-    };
+    let mut spot = IcrcSpot::default();
+    pkt.hdr_len = Bth::LEN;
+    pkt.truncated = truncated;
     if declared < Bth::LEN {
-        out.malformed = Some(Malformed::ShortBth { len: declared });
-        out.hdr_len = declared;
-        return out;
+        pkt.malformed = Some(Malformed::ShortBth { len: declared });
+        pkt.hdr_len = declared;
+        return spot;
     }
     if avail.len() < Bth::LEN {
-        return out;
+        return spot;
     }
     let bth = Bth::parse(avail);
-    out.bth = Some(bth);
+    pkt.bth = Some(bth);
     if bth.tver != 0 {
-        out.malformed = Some(Malformed::BadTver(bth.tver));
-        return out;
+        pkt.malformed = Some(Malformed::BadTver(bth.tver));
+        return spot;
     }
     let Some(layout) = bth.opcode.layout() else {
         if bth.opcode.transport() != super::Transport::Vendor {
-            out.malformed = Some(Malformed::ReservedOpcode(bth.opcode.0));
+            pkt.malformed = Some(Malformed::ReservedOpcode(bth.opcode.0));
         }
         // Manufacturer-specific: the rest is opaque; no ICRC position is known.
-        return out;
+        return spot;
     };
     let hdr_len = Bth::LEN + layout.headers.iter().map(|h| h.size()).sum::<usize>();
-    out.hdr_len = hdr_len;
+    pkt.hdr_len = hdr_len;
     let need = hdr_len + ICRC_LEN;
     // Decode every header that was captured, even in a short packet, so users see it.
     let mut off = Bth::LEN;
@@ -80,46 +61,55 @@ pub fn parse(captured: &[u8], declared: usize) -> TransportSlice<'_> {
         if end > avail.len() || end + ICRC_LEN > declared {
             break;
         }
-        out.ext.set(*kind, &avail[off..end]);
+        pkt.ext.set(*kind, &avail[off..end]);
         off = end;
     }
     if declared < need {
-        out.malformed = Some(Malformed::ShortForOpcode {
+        pkt.malformed = Some(Malformed::ShortForOpcode {
             need,
             have: declared,
         });
-        return out;
+        return spot;
     }
     let body = declared - need; // payload + pad
     if !layout.payload && body > 0 {
-        out.malformed = Some(Malformed::UnexpectedPayload { extra: body });
-        return out;
+        pkt.malformed = Some(Malformed::UnexpectedPayload { extra: body });
+        return spot;
     }
     if bth.pad as usize > body {
-        out.malformed = Some(Malformed::PadExceedsPayload {
+        pkt.malformed = Some(Malformed::PadExceedsPayload {
             pad: bth.pad,
             payload: body,
         });
-        return out;
+        return spot;
     }
     let payload_len = body - bth.pad as usize;
-    out.payload_len = payload_len as u32;
+    pkt.payload_len = payload_len as u32;
     let pay_end = (hdr_len + payload_len).min(avail.len());
     if hdr_len < pay_end {
-        out.payload = &avail[hdr_len..pay_end];
+        pkt.payload = &avail[hdr_len..pay_end];
     }
     let icrc_at = declared - ICRC_LEN;
-    out.icrc_offset = Some(icrc_at);
+    spot.offset = Some(icrc_at);
     if !truncated {
         let b = &avail[icrc_at..declared];
-        out.icrc_wire = Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        spot.wire = Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
     }
-    out
+    spot
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decode::{Address, RoceVersion};
+
+    /// Parse into an empty packet: the packet and where its ICRC is.
+    fn parse_new(captured: &[u8], declared: usize) -> (RocePacket<'_>, IcrcSpot) {
+        let none = Address::Lid(0);
+        let mut pkt = super::super::link::empty_packet(RoceVersion::V2, none, none);
+        let spot = parse(captured, declared, &mut pkt);
+        (pkt, spot)
+    }
 
     /// RC RDMA WRITE FIRST: BTH + RETH + 8 bytes payload + ICRC, built by hand.
     fn write_first() -> Vec<u8> {
@@ -137,7 +127,7 @@ mod tests {
     #[test]
     fn write_first_fields() {
         let b = write_first();
-        let t = parse(&b, b.len());
+        let (t, s) = parse_new(&b, b.len());
         assert!(t.malformed.is_none() && !t.truncated);
         let bth = t.bth.unwrap();
         assert_eq!((bth.dest_qp, bth.psn), (0x11, 1234));
@@ -147,25 +137,25 @@ mod tests {
             (0x7f0012345678, 0xcafebabe, 3000)
         );
         assert_eq!((t.hdr_len, t.payload_len, t.payload.len()), (28, 8, 8));
-        assert_eq!(t.icrc_wire, Some(0x0403_0201));
+        assert_eq!(s.wire, Some(0x0403_0201));
     }
 
     #[test]
     fn every_truncation_is_safe() {
         let b = write_first();
         for cut in 0..=b.len() {
-            let t = parse(&b[..cut], b.len());
+            let (t, s) = parse_new(&b[..cut], b.len());
             assert_eq!(t.truncated, cut < b.len());
             assert_eq!(t.bth.is_some(), cut >= 12);
             assert_eq!(t.ext.reth.is_some(), cut >= 28);
             assert!(t.malformed.is_none());
             assert_eq!(t.payload_len, if cut >= 12 { 8 } else { 0 });
             assert_eq!(t.payload.len(), cut.saturating_sub(28).min(8));
-            assert_eq!(t.icrc_wire.is_some(), cut == b.len());
+            assert_eq!(s.wire.is_some(), cut == b.len());
         }
         // Declared lengths that cannot hold the headers are malformed, at every size.
         for declared in 0..32 {
-            let t = parse(&b[..declared], declared);
+            let (t, _) = parse_new(&b[..declared], declared);
             assert!(t.malformed.is_some(), "declared {declared}");
         }
     }
@@ -176,7 +166,7 @@ mod tests {
         let b = [
             0x04, 0x30, 0xff, 0xff, 0, 0, 0, 1, 0, 0, 0, 1, 9, 9, 0, 0, 0, 0,
         ];
-        let t = parse(&b, b.len());
+        let (t, _) = parse_new(&b, b.len());
         assert_eq!(
             t.malformed,
             Some(Malformed::PadExceedsPayload { pad: 3, payload: 2 })
@@ -186,14 +176,14 @@ mod tests {
     #[test]
     fn bad_tver_and_vendor() {
         let mut b = [0x04, 0x01, 0xff, 0xff, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0];
-        assert_eq!(parse(&b, 16).malformed, Some(Malformed::BadTver(1)));
+        assert_eq!(parse_new(&b, 16).0.malformed, Some(Malformed::BadTver(1)));
         b[0] = 0xe0;
         b[1] = 0;
-        let t = parse(&b, 16);
-        assert!(t.malformed.is_none() && t.icrc_offset.is_none());
+        let (t, s) = parse_new(&b, 16);
+        assert!(t.malformed.is_none() && s.offset.is_none());
         b[0] = 0x18;
         assert_eq!(
-            parse(&b, 16).malformed,
+            parse_new(&b, 16).0.malformed,
             Some(Malformed::ReservedOpcode(0x18))
         );
     }
