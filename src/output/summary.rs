@@ -121,13 +121,74 @@ const FLOW_DROP_ORDER: [&str; 11] = [
 ];
 
 /// [`write_summary`] fitted to a terminal `width` columns wide (`None`: full width): the flow
-/// table hides its least important columns (and says so), other tables wrap.
+/// table hides its least important columns (and says so), other tables wrap. Called on a thread
+/// of a `rayon` pool, the sections after the flow table are made by the pool's threads (up to
+/// 8,192 flows); the text is the same.
+///
+/// # Errors
+/// The writer's.
 pub fn write_summary_fit(
     report: &Report,
     out: &mut dyn Write,
     color: bool,
     width: Option<u16>,
 ) -> io::Result<()> {
+    write_frames_line(report, out, color)?;
+    if rayon::current_thread_index().is_none() || report.flows.len() > PARALLEL_FLOWS {
+        write_flows(report, out, color, width)?;
+        return LATER
+            .iter()
+            .flat_map(|g| g.iter())
+            .try_for_each(|w| w(report, out, color, width));
+    }
+    // On a thread of a pool (`read --threads N`), the sections after the flow table are
+    // written into memory by the pool's threads while this one writes the table (the 500k-frame
+    // mixed trace, 7,832 flows, 2 threads: 45 -> 26 ms in median).
+    let mut later: [io::Result<Vec<u8>>; 2] = [Ok(Vec::new()), Ok(Vec::new())];
+    rayon::in_place_scope(|s| {
+        for (slot, group) in later.iter_mut().zip(LATER) {
+            s.spawn(move |_| {
+                let mut buf = Vec::new();
+                let r = group
+                    .iter()
+                    .try_for_each(|w| w(report, &mut buf, color, width));
+                *slot = r.map(|()| buf);
+            });
+        }
+        write_flows(report, out, color, width)
+    })?;
+    for text in later {
+        out.write_all(&text?)?;
+    }
+    Ok(())
+}
+
+/// Most flows whose report's later sections are written into memory in parallel: a larger
+/// report, up to a full flow table (`--max-flows`, 16,384 by default), is written in order as
+/// it is made, so that its text adds nothing to the peak memory (QPN spraying at the default
+/// `--max-flows`, whose report phase is the run's peak, peaked 0.45 MB higher with those
+/// sections in memory).
+const PARALLEL_FLOWS: usize = 8192;
+
+/// A section of the summary: the report, where to write, colour, the terminal width.
+type Section = fn(&Report, &mut dyn Write, bool, Option<u16>) -> io::Result<()>;
+
+/// The sections after the flow table, in order, in two groups of about the same work (on the
+/// 500k-frame mixed trace: the outcomes and the priority table; the gaps, losses, congestion
+/// and bad frames).
+const LATER: [&[Section]; 2] = [
+    &[
+        |r, out, color, _| write_outcomes(r, out, color),
+        |r, out, color, _| write_priority(r, out, color),
+    ],
+    &[write_loss, write_congestion, |r, out, color, _| {
+        write_bad_frames(r, out, color)
+    }],
+];
+
+/// The first line (frame and ICRC counts), the warnings, and the frames of flows beyond
+/// `--max-flows`.
+fn write_frames_line(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     let fr = &report.frames;
     let ic = &report.icrc;
     writeln!(
@@ -162,7 +223,17 @@ pub fn write_summary_fit(
             color,
         )?;
     }
+    Ok(())
+}
 
+/// The connections and flows table, then each connection's ACK RTT and MSN check, and the flows
+/// whose messages disagree with their RETH DMA length.
+fn write_flows(
+    report: &Report,
+    out: &mut dyn Write,
+    color: bool,
+    width: Option<u16>,
+) -> io::Result<()> {
     // Connections and flows.
     title(out, "Connections and flows", color)?;
     if report.flows.is_empty() {
@@ -296,9 +367,16 @@ pub fn write_summary_fit(
             color,
         )?;
     }
-    write_outcomes(report, out, color)?;
-    write_priority(report, out, color)?;
+    Ok(())
+}
 
+/// Gap and loss events: the first gaps, the losses per flow, the NAKs no gap explains.
+fn write_loss(
+    report: &Report,
+    out: &mut dyn Write,
+    color: bool,
+    width: Option<u16>,
+) -> io::Result<()> {
     // Gap / loss events.
     let total_gaps: u64 = report.flows.iter().map(|f| f.psn.gap_events).sum();
     title(out, &format!("Gap and loss events ({total_gaps})"), color)?;
@@ -361,7 +439,16 @@ pub fn write_summary_fit(
         t.write(out, width)?;
     }
     write_unexplained(report, out, color)?;
+    Ok(())
+}
 
+/// The congestion table (ECN, CNPs, reaction, rates) and CNPs that came with NAKs.
+fn write_congestion(
+    report: &Report,
+    out: &mut dyn Write,
+    color: bool,
+    width: Option<u16>,
+) -> io::Result<()> {
     // Congestion.
     title(out, "Congestion", color)?;
     let mut t = Grid::new(
@@ -440,7 +527,13 @@ pub fn write_summary_fit(
             )?;
         }
     }
+    Ok(())
+}
 
+/// ICRC failures and malformed frames.
+fn write_bad_frames(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    let fr = &report.frames;
+    let ic = &report.icrc;
     // ICRC failures and malformed frames.
     title(out, "ICRC failures and malformed frames", color)?;
     if ic.bad == 0 && fr.malformed == 0 {
