@@ -41,6 +41,8 @@ run() {
 
 bench() {
   local trace=$1
+  # Into the page cache first: this machine drops files from it between runs.
+  cat "$trace" > /dev/null
   echo "== $trace ($(du -h "$trace" | cut -f1), $($LOOP "$trace" | cut -d' ' -f1) frames), median of $RUNS"
   run "libpcap pcap_next_ex loop (1 core)" taskset -c 0 $LOOP "$trace"
   run "roce-inspect read -q (1 core)" taskset -c 0 $BIN read -q "$trace"
