@@ -26,7 +26,7 @@ pub(crate) mod test_util {
 }
 
 use std::fmt;
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::Ipv6Addr;
 
 pub use encap::{Encap, EncapError, EncapKind, EncapLayer};
 pub use headers::*;
@@ -162,11 +162,37 @@ pub enum Address {
 impl fmt::Display for Address {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Address::V4(a) => Ipv4Addr::from(*a).fmt(f),
+            Address::V4(a) => f.pad(dotted_quad(*a, &mut [0; 15])),
             Address::V6(a) | Address::Gid(a) => Ipv6Addr::from(*a).fmt(f),
             Address::Lid(l) => write!(f, "LID {l}"),
         }
     }
+}
+
+/// The dotted-decimal text of an IPv4 address (RFC 791 §3.2), at most 15 bytes, written into
+/// `buf` by hand: `Ipv4Addr`'s `Display` goes through the formatting machinery once per octet
+/// (about 1,500 instructions an address; the report of the 500k-frame mixed trace formats
+/// 23,000 of them).
+fn dotted_quad(a: [u8; 4], buf: &mut [u8; 15]) -> &str {
+    let mut n = 0;
+    for (i, &o) in a.iter().enumerate() {
+        if i > 0 {
+            buf[n] = b'.';
+            n += 1;
+        }
+        if o >= 100 {
+            buf[n] = b'0' + o / 100;
+            n += 1;
+        }
+        if o >= 10 {
+            buf[n] = b'0' + o / 10 % 10;
+            n += 1;
+        }
+        buf[n] = b'0' + o % 10;
+        n += 1;
+    }
+    // Digits and dots only: always UTF-8.
+    std::str::from_utf8(&buf[..n]).unwrap_or_default()
 }
 
 /// IP ECN codepoint, the low 2 bits of IPv4 TOS / IPv6 Traffic Class (RFC 3168 §5).
@@ -552,4 +578,31 @@ pub fn decode_frame<'a>(
     cfg: &DecodeConfig,
 ) -> Frame<'a> {
     link::decode(linktype, data, orig_len as usize, cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Address;
+    use std::net::Ipv4Addr;
+
+    /// An IPv4 address prints as the standard library prints it (every octet value in each
+    /// position, and with width, alignment and precision).
+    #[test]
+    fn ipv4_text_is_std_text() {
+        for o in 0..=255u8 {
+            for a in [
+                [o, 0, 0, 0],
+                [10, o, 255, 1],
+                [1, 2, o, 99],
+                [255, 100, 9, o],
+            ] {
+                let (ours, std) = (Address::V4(a), Ipv4Addr::from(a));
+                assert_eq!(ours.to_string(), std.to_string());
+                assert_eq!(
+                    format!("{ours:>18}|{ours:<16}|{ours:^17.5}"),
+                    format!("{std:>18}|{std:<16}|{std:^17.5}")
+                );
+            }
+        }
+    }
 }
