@@ -221,24 +221,12 @@ fn needed_headers(p: &Packet<'_>, op: Operation) -> bool {
     let Some(layout) = bth.opcode.layout() else {
         return true;
     };
-    layout.headers.iter().all(|k| {
-        let needed = match k {
-            ExtKind::Aeth | ExtKind::Deth => true,
-            ExtKind::Reth => op == Operation::ReadRequest,
-            _ => false,
-        };
-        !needed || has_header(&p.ext, *k)
-    })
-}
-
-fn has_header(e: &Ext, k: ExtKind) -> bool {
-    match k {
-        ExtKind::Deth => e.deth.is_some(),
-        ExtKind::Reth => e.reth.is_some(),
-        ExtKind::Aeth => e.aeth.is_some(),
-        // Not read by the analysis (nor needed by `needed_headers`).
+    layout.headers.iter().all(|k| match k {
+        ExtKind::Aeth => p.ext.aeth.is_some(),
+        ExtKind::Deth => p.ext.deth.is_some(),
+        ExtKind::Reth if op == Operation::ReadRequest => p.ext.reth.is_some(),
         _ => true,
-    }
+    })
 }
 
 impl Analyzer {

@@ -172,8 +172,8 @@ impl fmt::Display for Address {
 /// The dotted-decimal text of an IPv4 address (RFC 791 §3.2), at most 15 bytes, written into
 /// `buf` by hand: `Ipv4Addr`'s `Display` goes through the formatting machinery once per octet
 /// (about 1,500 instructions an address; the report of the 500k-frame mixed trace formats
-/// 23,000 of them).
-fn dotted_quad(a: [u8; 4], buf: &mut [u8; 15]) -> &str {
+/// 23,000 of them). [`Address`]'s `Display` and the packet printers' lines use it.
+pub(crate) fn dotted_quad(a: [u8; 4], buf: &mut [u8; 15]) -> &str {
     let mut n = 0;
     for (i, &o) in a.iter().enumerate() {
         if i > 0 {

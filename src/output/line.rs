@@ -95,16 +95,13 @@ impl Line {
         self
     }
 
-    /// Append an address: IPv4 formatted by hand (the hot case), others through `Display`.
+    /// Append an address: IPv4 without the formatter (the hot case), others through `Display`.
     pub fn addr(&mut self, a: &Address) -> &mut Self {
         match a {
             Address::V4(o) => {
-                for (i, b) in o.iter().enumerate() {
-                    if i > 0 {
-                        self.buf.push(b'.');
-                    }
-                    self.u(*b as u64);
-                }
+                let mut text = [0; 15];
+                let text = crate::decode::dotted_quad(*o, &mut text);
+                self.buf.extend_from_slice(text.as_bytes());
                 self
             }
             other => self.fmt(format_args!("{other}")),

@@ -234,7 +234,6 @@ fn write_flows(
     color: bool,
     width: Option<u16>,
 ) -> io::Result<()> {
-    // Connections and flows.
     title(out, "Connections and flows", color)?;
     if report.flows.is_empty() {
         writeln!(out, "no RoCE flows")?;
@@ -377,7 +376,6 @@ fn write_loss(
     color: bool,
     width: Option<u16>,
 ) -> io::Result<()> {
-    // Gap / loss events.
     let total_gaps: u64 = report.flows.iter().map(|f| f.psn.gap_events).sum();
     title(out, &format!("Gap and loss events ({total_gaps})"), color)?;
     if total_gaps == 0 {
@@ -449,7 +447,6 @@ fn write_congestion(
     color: bool,
     width: Option<u16>,
 ) -> io::Result<()> {
-    // Congestion.
     title(out, "Congestion", color)?;
     let mut t = Grid::new(
         color,
@@ -534,7 +531,6 @@ fn write_congestion(
 fn write_bad_frames(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     let fr = &report.frames;
     let ic = &report.icrc;
-    // ICRC failures and malformed frames.
     title(out, "ICRC failures and malformed frames", color)?;
     if ic.bad == 0 && fr.malformed == 0 {
         writeln!(out, "none")?;

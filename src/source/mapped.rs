@@ -36,9 +36,10 @@ const SEQUENTIAL_LAG: usize = 1 << 20;
 /// alone, ahead of the threads that read the records' bytes), and where the next headers lie is
 /// known only once the records before them are read. Prefetching one line 1 KiB ahead per
 /// record left most headers to miss (`parse_pcap_frame` 8–15 % of `read -q --threads 2` on the
-/// 500k-frame mixed trace, `perf`); every line up to 2 KiB ahead: 1.4–3 %, and 21 interleaved
-/// runs 29 ms faster in median (17 of 21), the 1M-packet trace 10 ms (15 of 21). 4 KiB ahead
-/// was slower than 2 KiB (the lines are evicted before they are read).
+/// 500k-frame mixed trace, `perf`); every line up to 2 KiB ahead: 1.4–3 %, and of 21
+/// interleaved runs 26 ms faster in median (20 of 21); the 1M-packet trace, whose records are
+/// short, unchanged. 4 KiB ahead was slower than 2 KiB (the lines are evicted before they are
+/// read).
 const PREFETCH_AHEAD: usize = 2048;
 
 /// Bytes per cache line, the prefetch step.
