@@ -152,7 +152,7 @@ fn nccl(name: &str) {
     let msgs = r.messages.as_ref().unwrap();
     let mut total_imm = 0;
     for f in &r.flows {
-        let w = want[&(f.src.clone(), f.dst.clone(), f.dest_qp)];
+        let w = want[&(f.src.to_string(), f.dst.to_string(), f.dest_qp)];
         assert_eq!(
             (f.messages.write.count, f.messages.write.bytes),
             (w.0, w.1),
@@ -252,12 +252,16 @@ fn cm_req_rep_pair_the_connections() {
             let fwd = r
                 .flows
                 .iter()
-                .find(|f| &f.src == active && &f.dst == passive && f.dest_qp == pq)
+                .find(|f| {
+                    f.src.to_string() == *active && f.dst.to_string() == *passive && f.dest_qp == pq
+                })
                 .unwrap_or_else(|| panic!("{name}: no flow to the passive QP {pq:#x}"));
             let back = r
                 .flows
                 .iter()
-                .find(|f| &f.src == passive && &f.dst == active && f.dest_qp == aq)
+                .find(|f| {
+                    f.src.to_string() == *passive && f.dst.to_string() == *active && f.dest_qp == aq
+                })
                 .unwrap();
             let c = fwd.connection.expect("paired");
             assert_eq!(back.connection, Some(c));

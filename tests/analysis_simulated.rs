@@ -192,7 +192,11 @@ fn flow(
     );
     r.flows
         .iter()
-        .find(|f| f.src == s && f.dst == d && f.dest_qp == qp)
+        .find(|f| {
+            f.src == roce_inspect::decode::Address::V4(src)
+                && f.dst == roce_inspect::decode::Address::V4(dst)
+                && f.dest_qp == qp
+        })
         .unwrap_or_else(|| panic!("no flow {s} -> {d} qp {qp:#x}"))
 }
 

@@ -45,7 +45,7 @@ fn every_flow_counter_equals_the_truth() {
         let f = report
             .flows
             .iter()
-            .find(|f| f.src == src && f.dst == dst && f.dest_qp == qp)
+            .find(|f| f.src.to_string() == src && f.dst.to_string() == dst && f.dest_qp == qp)
             .unwrap_or_else(|| panic!("flow {src} -> {dst} QP {qp} missing"));
         let id = format!("{src}->{dst} qp {qp:#x}");
         let u = |k: &str| tf[k].as_u64().unwrap();
@@ -143,7 +143,9 @@ fn pairing_and_loss_stories() {
         report
             .flows
             .iter()
-            .find(|f| f.src == src && f.dst == dst && u64::from(f.dest_qp) == qp)
+            .find(|f| {
+                f.src.to_string() == src && f.dst.to_string() == dst && u64::from(f.dest_qp) == qp
+            })
             .unwrap()
     };
     for tf in truth["flows"].as_array().unwrap() {

@@ -137,7 +137,11 @@ fn flow(r: &Report, src: [u8; 4], dst: [u8; 4], qp: u32) -> &FlowReport {
     );
     r.flows
         .iter()
-        .find(|f| f.src == s && f.dst == d && f.dest_qp == qp)
+        .find(|f| {
+            f.src == roce_inspect::decode::Address::V4(src)
+                && f.dst == roce_inspect::decode::Address::V4(dst)
+                && f.dest_qp == qp
+        })
         .unwrap_or_else(|| panic!("no flow {s} -> {d} qp {qp:#x}"))
 }
 

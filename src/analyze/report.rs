@@ -4,7 +4,14 @@
 use super::congestion::RateSample;
 use super::message::Message;
 use super::stats::Stat;
+use crate::decode::Address;
 use serde::Serialize;
+
+/// An address in the JSON report: its text (`10.0.0.1`, `fe80::1`, `LID 3`), written straight
+/// from its `Display` without a `String` of its own.
+fn address_text<S: serde::Serializer>(a: &Address, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(a)
+}
 
 /// The whole report.
 #[derive(Clone, Debug, Serialize)]
@@ -350,10 +357,12 @@ pub struct LossReport {
 pub struct FlowReport {
     /// Index in `flows`.
     pub id: usize,
-    /// Source address (IP, GID, or `LID n`).
-    pub src: String,
+    /// Source address (IP, GID, or `LID n`; serialized as that text).
+    #[serde(serialize_with = "address_text")]
+    pub src: Address,
     /// Destination address.
-    pub dst: String,
+    #[serde(serialize_with = "address_text")]
+    pub dst: Address,
     /// BTH DestQP.
     pub dest_qp: u32,
     /// Mirror session (ERSPAN session ID or VXLAN VNI) under `--encap-session`; absent
@@ -420,8 +429,9 @@ pub struct FlowReport {
 /// One end of a connection.
 #[derive(Clone, Debug, Serialize)]
 pub struct Endpoint {
-    /// Address.
-    pub addr: String,
+    /// Address (serialized as its text).
+    #[serde(serialize_with = "address_text")]
+    pub addr: Address,
     /// QP number.
     pub qp: u32,
 }

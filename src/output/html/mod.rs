@@ -91,8 +91,8 @@ fn flows_table(report: &Report) -> HtmlTable {
                 Some(c) => num(c as u64, false),
                 None => keyed("unpaired", None),
             },
-            text(&f.src),
-            text(&f.dst),
+            text(f.src.to_string()),
+            text(f.dst.to_string()),
             keyed(format!("{:#08x}", f.dest_qp), Some(f64::from(f.dest_qp))),
             text(f.transport),
             num(f.packets, false),
@@ -136,9 +136,9 @@ fn connections_table(report: &Report) -> HtmlTable {
         let mism: u64 = c.msn.iter().map(|m| m.mismatched_aeths).sum();
         t.row(vec![
             num(c.id as u64, false),
-            text(&c.a.addr),
+            text(c.a.addr.to_string()),
             keyed(format!("{:#08x}", c.a.qp), Some(f64::from(c.a.qp))),
-            text(&c.b.addr),
+            text(c.b.addr.to_string()),
             keyed(format!("{:#08x}", c.b.qp), Some(f64::from(c.b.qp))),
             text(c.transport),
             text(c.paired_by),
