@@ -11,8 +11,6 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
-use memmap2::Mmap;
-
 use pcap::{BpfProgram, Capture, Linktype, Offline, Precision};
 
 use super::mapped::{MappedFile, Step};
@@ -343,7 +341,7 @@ impl FileSource {
 
     /// The mapping, shared, while records are read from it (`None` for libpcap's reader):
     /// [`MappedRecord`]s locate their bytes in it.
-    pub fn shared_map(&self) -> Option<Arc<Mmap>> {
+    pub fn shared_map(&self) -> Option<Arc<super::sigbus::Watched>> {
         match &self.backend {
             Backend::Mapped(m) => Some(m.shared()),
             Backend::Libpcap(_) => None,

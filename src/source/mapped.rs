@@ -15,6 +15,8 @@ use std::fs::File;
 use std::sync::Arc;
 
 use memmap2::{Mmap, UncheckedAdvice};
+
+use super::sigbus::Watched;
 use pcap_parser::pcap::{LegacyPcapBlock, PcapHeader, parse_pcap_frame, parse_pcap_frame_be};
 use pcap_parser::pcapng::{Block, parse_block_be, parse_block_le, parse_sectionheaderblock};
 
@@ -109,7 +111,7 @@ struct Iface {
 
 /// A capture file mapped into memory and walked record by record.
 pub struct MappedFile {
-    map: Arc<Mmap>,
+    map: Arc<Watched>,
     format: Format,
     linktype: LinkType,
     ifaces: Vec<Iface>,
@@ -131,12 +133,14 @@ impl MappedFile {
     pub fn open(file: &File) -> Option<MappedFile> {
         // SAFETY: the mapping is read-only; a capture file changed by another process while it
         // is read gives wrong frames (as libpcap would), not undefined behaviour in practice.
-        let map = Arc::new(unsafe { Mmap::map(file) }.ok()?);
+        let map = Arc::new(Watched::new(unsafe { Mmap::map(file) }.ok()?));
         let _ = map.advise(memmap2::Advice::Sequential);
-        // The page cache may hold the file in 2 MiB folios (read ahead in large folios, as
-        // Linux 6.x does on ext4 and xfs), and a fault on one maps all of it at once
-        // (`FilePmdMapped` 2048 kB in `smaps` while QPN spraying is read): 2 MiB more resident
-        // than the window kept between releases. Not huge pages, then: faults map 4 KiB pages.
+        // The page cache may hold the file in 2 MiB folios (Linux 6.x reads ahead in large
+        // folios on ext4 and xfs), and a fault on an aligned one maps all of it as one huge
+        // page (`FilePmdMapped` 2048 kB in `smaps` while QPN spraying was read): up to 2 MiB
+        // more resident than the window kept between releases. Asked not to, the kernel maps
+        // them in 4 KiB entries.
+        #[cfg(target_os = "linux")]
         let _ = map.advise(memmap2::Advice::NoHugePage);
         let mut m = MappedFile {
             map,
@@ -201,7 +205,7 @@ impl MappedFile {
     }
 
     /// The whole mapping, shared: [`RawRecord::start`] and `caplen` locate a record in it.
-    pub fn shared(&self) -> Arc<Mmap> {
+    pub fn shared(&self) -> Arc<Watched> {
         Arc::clone(&self.map)
     }
 

@@ -4,6 +4,7 @@
 pub mod file;
 pub mod live;
 pub mod mapped;
+pub mod sigbus;
 pub mod sniffer;
 pub mod tag_miss;
 
