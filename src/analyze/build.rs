@@ -200,12 +200,12 @@ fn flow_report(
         rnr_naks: f.cold().rnr_naks,
         psn: psn_report(f),
         messages: MessageCounts {
-            send: f.msgs[0],
-            write: f.msgs[1],
-            read: f.msgs[2],
-            atomic: f.msgs[3],
-            flush: f.msgs[4],
-            atomic_write: f.msgs[5],
+            send: f.messages(0),
+            write: f.messages(1),
+            read: f.messages(2),
+            atomic: f.messages(3),
+            flush: f.messages(4),
+            atomic_write: f.messages(5),
         },
         incomplete_messages: f.incomplete,
         responses: ResponseCounts {
@@ -219,7 +219,7 @@ fn flow_report(
             later_packets: f.cold().after_error,
         }),
         priority: f.prio.report(),
-        dma_len_mismatches: f.dma_len_mismatches,
+        dma_len_mismatches: f.cold().dma_len_mismatches,
         ecn: EcnCounts {
             not_ect: f.cong.ecn[0],
             ect1: f.cong.ecn[1],
@@ -228,8 +228,8 @@ fn flow_report(
         },
         ce_fraction: ce_fraction(f),
         cnps: f.cong.cnps,
-        fecn: f.cong.fecn,
-        becn: f.cong.becn,
+        fecn: f.cold().fecn,
+        becn: f.cold().becn,
         loss: LossReport {
             nak_retransmissions: f.cold().nak_retransmissions,
             rnr_retransmissions: f.cold().rnr_retransmissions,

@@ -184,10 +184,6 @@ pub struct Congestion {
     pub ecn: [u64; 4],
     /// Packets without an IP ECN field (RoCEv1, native IB).
     pub no_ecn: u64,
-    /// Packets with BTH FECN set.
-    pub fecn: u64,
-    /// Packets with BTH BECN set.
-    pub becn: u64,
     /// CNPs carried by this flow (addressed to this flow's destination QP).
     pub cnps: u64,
     /// Timestamp of the latest CE packet since the last CNP for this flow's sender.

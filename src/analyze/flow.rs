@@ -131,8 +131,17 @@ pub const MAX_OPEN_GAPS: usize = 32;
 /// Most unacknowledged request units remembered per flow for the MSN check.
 pub const MAX_UNITS: usize = 4096;
 
+/// Messages of one kind a responder executed (status `ok`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Executed {
+    /// Messages.
+    pub count: u64,
+    /// Their payload bytes, from the packets' length fields.
+    pub bytes: u64,
+}
+
 /// The part of a flow's state that only loss, NAKs, RNR, errors, unmatched responses, READ
-/// responses and UD PSN jumps use: boxed behind [`Flow::cold`], so that the many flows that see
+/// responses, UD PSN jumps, DMA length mismatches and FECN/BECN marks use: boxed behind [`Flow::cold`], so that the many flows that see
 /// none of them (a sprayed table of 16 384 flows, say) stay small.
 #[derive(Clone, Debug, Default)]
 pub struct FlowCold {
@@ -188,6 +197,14 @@ pub struct FlowCold {
     pub timeout_delay: Samples,
     /// RNR NAK → retry delays, ns.
     pub rnr_delay: Samples,
+    /// Messages refused by a fatal NAK, by kind ([`MessageKind::index`]).
+    pub msgs_failed: [u64; MessageKind::COUNT],
+    /// Completed messages whose bytes differ from their RETH DMA length.
+    pub dma_len_mismatches: u64,
+    /// Packets with BTH FECN set (InfiniBand congestion marking; RoCEv2 NICs mark ECN instead).
+    pub fecn: u64,
+    /// Packets with BTH BECN set.
+    pub becn: u64,
 }
 
 /// The cold state of a flow that has none.
@@ -218,8 +235,9 @@ pub struct Flow {
     pub req_psn: PsnTracker,
     /// Request message assembler.
     pub req_asm: Assembler,
-    /// Messages by kind ([`MessageKind::index`]): executed count and bytes, refused count.
-    pub msgs: [CountBytes; MessageKind::COUNT],
+    /// Messages executed, by kind ([`MessageKind::index`]); the refused ones are counted in
+    /// the cold state ([`FlowCold::msgs_failed`]).
+    pub msgs: [Executed; MessageKind::COUNT],
     /// Completed SEND/WRITE messages whose ACK or NAK has not been seen.
     pub awaiting: AwaitQueue,
     /// Requests awaiting their response: READ, atomic, FLUSH, ATOMIC WRITE.
@@ -233,8 +251,6 @@ pub struct Flow {
     pub acked_units: u64,
     /// Messages left open at the end, or abandoned.
     pub incomplete: u64,
-    /// Completed messages whose bytes differ from their RETH DMA length.
-    pub dma_len_mismatches: u64,
     /// Paired reverse flow.
     pub peer: Option<u32>,
     /// How.
@@ -292,14 +308,13 @@ impl Flow {
             acks: 0,
             req_psn: PsnTracker::default(),
             req_asm: Assembler::default(),
-            msgs: [CountBytes::default(); MessageKind::COUNT],
+            msgs: [Executed::default(); MessageKind::COUNT],
             awaiting: AwaitQueue::default(),
             outstanding: VecDeque::new(),
             prio: Priority::default(),
             unit_psns: VecDeque::new(),
             acked_units: 0,
             incomplete: 0,
-            dma_len_mismatches: 0,
             peer: None,
             paired_by: None,
             next_hint: None,
@@ -342,17 +357,42 @@ impl Flow {
         }
     }
 
-    /// Count one message of `kind` with `bytes` under `status`: executed ones in `count` and
-    /// `bytes`, refused ones in `failed`, the rest in `incomplete`.
+    /// Count one message of `kind` with `bytes` under `status`: executed ones in `msgs`,
+    /// refused ones in the cold state's `msgs_failed`, the rest in `incomplete`.
     pub fn count_message(&mut self, kind: MessageKind, bytes: u64, status: MessageStatus) {
-        let c = &mut self.msgs[kind.index()];
         match status {
             MessageStatus::Ok => {
+                let c = &mut self.msgs[kind.index()];
                 c.count += 1;
                 c.bytes += bytes;
             }
             MessageStatus::Incomplete => self.incomplete += 1,
-            _ => c.failed += 1,
+            _ => self.cold_mut().msgs_failed[kind.index()] += 1,
+        }
+    }
+
+    /// The messages of kind `i` ([`MessageKind::index`]): executed and refused.
+    pub fn messages(&self, i: usize) -> CountBytes {
+        CountBytes {
+            count: self.msgs[i].count,
+            bytes: self.msgs[i].bytes,
+            failed: self.cold().msgs_failed[i],
+        }
+    }
+
+    /// Count a completed message whose bytes differ from its RETH DMA length.
+    pub fn count_dma_len_mismatch(&mut self) {
+        self.cold_mut().dma_len_mismatches += 1;
+    }
+
+    /// Count the BTH FECN and BECN bits of one packet (the cold state is touched only when
+    /// one is set).
+    #[inline]
+    pub fn count_becn_fecn(&mut self, fecn: bool, becn: bool) {
+        if fecn || becn {
+            let c = self.cold_mut();
+            c.fecn += u64::from(fecn);
+            c.becn += u64::from(becn);
         }
     }
 

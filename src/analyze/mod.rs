@@ -464,8 +464,7 @@ impl Analyzer {
             }
             None => f.cong.no_ecn += 1,
         }
-        f.cong.fecn += u64::from(bth.fecn);
-        f.cong.becn += u64::from(bth.becn);
+        f.count_becn_fecn(bth.fecn, bth.becn);
         if !is_cnp {
             if f.transport.is_none() {
                 f.transport = Some(bth.opcode.transport());

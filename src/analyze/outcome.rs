@@ -140,7 +140,7 @@ pub struct Response {
 /// copy otherwise: this runs once per message).
 fn emit(f: &mut Flow, sink: &mut Sink, m: &Message, status: MessageStatus) -> Option<usize> {
     if status == MessageStatus::Ok && m.complete && m.dma_len_mismatch {
-        f.dma_len_mismatches += 1;
+        f.count_dma_len_mismatch();
     }
     f.count_message(m.kind, m.bytes, status);
     if !sink.wants_messages() {
@@ -161,7 +161,9 @@ pub(super) fn send_write_done(
     kept: Option<&Message>,
     reliable: bool,
 ) {
-    f.dma_len_mismatches += u64::from(mismatch);
+    if mismatch {
+        f.count_dma_len_mismatch();
+    }
     f.count_message(m.kind, m.bytes, MessageStatus::Ok);
     let msg = kept.and_then(|k| sink.message(*k));
     if reliable {
