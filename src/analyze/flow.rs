@@ -140,9 +140,10 @@ pub struct Executed {
     pub bytes: u64,
 }
 
-/// The part of a flow's state that only loss, NAKs, RNR, errors, unmatched responses, READ
-/// responses, UD PSN jumps, DMA length mismatches and FECN/BECN marks use: boxed behind [`Flow::cold`], so that the many flows that see
-/// none of them (a sprayed table of 16 384 flows, say) stay small.
+/// The part of a flow's state that only loss, NAKs, RNR, errors, refused messages, unmatched
+/// responses, READ responses, UD PSN jumps, DMA length mismatches and FECN/BECN marks use:
+/// boxed behind [`Flow::cold`], so that the many flows that see none of them (a sprayed table
+/// of 16 384 flows, say) stay small.
 #[derive(Clone, Debug, Default)]
 pub struct FlowCold {
     /// NAK counts by code 0–4 (PSN sequence error, invalid request, remote access, remote
@@ -388,7 +389,7 @@ impl Flow {
     /// Count the BTH FECN and BECN bits of one packet (the cold state is touched only when
     /// one is set).
     #[inline]
-    pub fn count_becn_fecn(&mut self, fecn: bool, becn: bool) {
+    pub fn count_fecn_becn(&mut self, fecn: bool, becn: bool) {
         if fecn || becn {
             let c = self.cold_mut();
             c.fecn += u64::from(fecn);

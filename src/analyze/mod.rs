@@ -464,7 +464,7 @@ impl Analyzer {
             }
             None => f.cong.no_ecn += 1,
         }
-        f.count_becn_fecn(bth.fecn, bth.becn);
+        f.count_fecn_becn(bth.fecn, bth.becn);
         if !is_cnp {
             if f.transport.is_none() {
                 f.transport = Some(bth.opcode.transport());
