@@ -15,11 +15,10 @@ use std::fs::File;
 use std::sync::Arc;
 
 use memmap2::{Mmap, UncheckedAdvice};
-
-use super::sigbus::Watched;
 use pcap_parser::pcap::{LegacyPcapBlock, PcapHeader, parse_pcap_frame, parse_pcap_frame_be};
 use pcap_parser::pcapng::{Block, parse_block_be, parse_block_le, parse_sectionheaderblock};
 
+use super::sigbus::Watched;
 use crate::decode::LinkType;
 
 /// libpcap's largest accepted capture length for the link types roce-inspect reads
@@ -132,7 +131,8 @@ impl MappedFile {
     /// which also words the errors.
     pub fn open(file: &File) -> Option<MappedFile> {
         // SAFETY: the mapping is read-only; a capture file changed by another process while it
-        // is read gives wrong frames (as libpcap would), not undefined behaviour in practice.
+        // is read gives wrong frames (as libpcap would), not undefined behaviour in practice,
+        // and one cut short ends the run with one line (`Watched`, the SIGBUS it raises).
         let map = Arc::new(Watched::new(unsafe { Mmap::map(file) }.ok()?));
         let _ = map.advise(memmap2::Advice::Sequential);
         // The page cache may hold the file in 2 MiB folios (Linux 6.x reads ahead in large

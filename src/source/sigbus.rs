@@ -46,8 +46,9 @@ impl Watched {
         Watched { map, slot }
     }
 
-    /// Whether a `SIGBUS` inside this mapping is reported (for tests).
-    pub fn is_watched(&self) -> bool {
+    /// Whether a `SIGBUS` inside this mapping is reported.
+    #[cfg(test)]
+    fn is_watched(&self) -> bool {
         self.slot.is_some()
     }
 }
@@ -176,19 +177,15 @@ mod tests {
         }
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("cut.pcap");
-        // Classic pcap, little-endian, µs, snap length 65535, Ethernet; 1,000 records of
-        // 1,000 bytes: about 1 MB, most of it past the first page.
-        let mut f = Vec::new();
-        for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65_535, 1] {
-            f.extend_from_slice(&v.to_le_bytes());
-        }
-        for i in 0..1000u32 {
-            for v in [1_700_000_000, i, 1000, 1000] {
-                f.extend_from_slice(&v.to_le_bytes());
-            }
-            f.extend(std::iter::repeat_n(0x5a, 1000));
-        }
-        std::fs::write(&path, &f).expect("write");
+        // 1,000 Ethernet records of 1,000 bytes: about 1 MB, most of it past the first page.
+        let records: Vec<_> = (0..1000u64)
+            .map(|i| crate::synth::capfile::Record::new(i * 1000, vec![0x5a; 1000]))
+            .collect();
+        std::fs::write(
+            &path,
+            crate::synth::capfile::pcap_bytes(1, 65_535, &records),
+        )
+        .expect("write");
         let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
             .args([
                 "--exact",
