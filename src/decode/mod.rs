@@ -83,14 +83,18 @@ impl DecodeConfig {
 
     /// Whether `port` is a VXLAN UDP destination port under this config.
     #[inline]
+    #[allow(clippy::manual_contains)] // see is_roce_port
     pub fn is_vxlan_port(&self, port: u16) -> bool {
-        self.vxlan_ports.contains(&port)
+        self.vxlan_ports.iter().any(|&p| p == port)
     }
 
     /// Whether `port` is a RoCEv2 UDP destination port under this config.
     #[inline]
+    // A loop inlined over the one or few ports: `contains` on `u16`s is a call out of line, 17
+    // instructions a UDP frame (callgrind, `read -q` on the 200k-packet trace).
+    #[allow(clippy::manual_contains)]
     pub fn is_roce_port(&self, port: u16) -> bool {
-        self.roce_ports.contains(&port)
+        self.roce_ports.iter().any(|&p| p == port)
     }
 }
 

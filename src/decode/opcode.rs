@@ -254,12 +254,24 @@ pub struct Opcode(pub u8);
 pub struct Layout {
     /// Extended headers in wire order.
     pub headers: &'static [ExtKind],
+    /// Bytes of those headers together (the sum of their [`ExtKind::size`]s), 0 to 32.
+    pub ext_len: usize,
     /// Whether a payload may follow the headers.
     pub payload: bool,
 }
 
 const fn lay(headers: &'static [ExtKind], payload: bool) -> Option<Layout> {
-    Some(Layout { headers, payload })
+    let mut ext_len = 0;
+    let mut i = 0;
+    while i < headers.len() {
+        ext_len += headers[i].size();
+        i += 1;
+    }
+    Some(Layout {
+        headers,
+        ext_len,
+        payload,
+    })
 }
 
 use ExtKind::*;

@@ -51,7 +51,7 @@ pub fn parse<'a>(captured: &'a [u8], declared: usize, pkt: &mut RocePacket<'a>) 
         // Manufacturer-specific: the rest is opaque; no ICRC position is known.
         return spot;
     };
-    let hdr_len = Bth::LEN + layout.headers.iter().map(|h| h.size()).sum::<usize>();
+    let hdr_len = Bth::LEN + layout.ext_len;
     pkt.hdr_len = hdr_len;
     let need = hdr_len + ICRC_LEN;
     // Decode every header that was captured, even in a short packet, so users see it.
