@@ -72,6 +72,42 @@ fn self_contained() {
     }
 }
 
+/// A standard output closed before the report is printed (`| true`) ends the printing, not
+/// the run: the `--html` file is written all the same, and the exit status is 0 (it was lost,
+/// with status 0, before).
+#[test]
+fn written_when_stdout_is_closed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = assert_cmd::cargo::cargo_bin("roce-inspect");
+    for extra in ["-q", "--summary", "--gaps --json"] {
+        let out = dir.path().join("closed.html");
+        let _ = std::fs::remove_file(&out);
+        let script = format!(
+            "set -o pipefail; '{}' read '{}' {extra} --html '{}' | true",
+            bin.display(),
+            sample("write_bw.pcap"),
+            out.display()
+        );
+        let run = Proc::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .output()
+            .expect("bash");
+        let code = run.status.code();
+        assert!(
+            code == Some(0) || code == Some(141),
+            "{extra}: status {code:?}, {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let html = std::fs::read_to_string(&out).unwrap_or_default();
+        assert!(
+            html.starts_with("<!DOCTYPE html>"),
+            "{extra}: no report written"
+        );
+        assert!(html.contains("id=\"flows\""), "{extra}");
+    }
+}
+
 fn chromium() -> Option<String> {
     let names = std::env::var("CHROMIUM")
         .ok()

@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use super::parallel;
 use super::progress::Progress;
 use super::{DisplayArgs, ReportArgs};
+use crate::analyze::tap::Tap;
 use crate::analyze::{AnalyzeConfig, Analyzer, Report, Seen};
 use crate::decode::encap::clock::MirrorClock;
 use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, OtherKind, decode_frame};
@@ -314,28 +315,37 @@ impl Run {
         self.printer.flush()
     }
 
-    /// At the end of the input: flush the printer, then print the reports asked for.
+    /// At the end of the input: flush the printer, print the reports asked for, then write the
+    /// files asked for (`--html`, the Parquet export). A standard output closed early (`| head
+    /// -1`) or failing ends the printing only: the files are still written.
     ///
     /// # Errors
-    /// Output I/O errors.
+    /// Output I/O errors: standard output's first, else the files'.
     pub fn finish(&mut self) -> io::Result<()> {
-        self.printer.flush()?;
-        if let Some(mut a) = self.analyzer.take() {
-            let tap = a.take_tap();
-            let report = a.finish();
-            if self.shape.display.report.text_wanted() {
-                // Standard output is line-buffered: one write per line otherwise (a report of
-                // thousands of flows or gaps took as long to write as the capture to read).
-                let mut out = io::BufWriter::with_capacity(REPORT_BUFFER, io::stdout().lock());
-                write_reports(&report, &self.shape.display, &mut out)?;
-                out.flush()?;
-            }
-            if let Some(path) = &self.shape.display.report.html {
-                write_html(&report, &Recorder::from_tap(tap), &self.source, path)?;
-            }
-            if let Some(e) = self.export.take() {
-                e.finish(&report).map_err(io::Error::other)?;
-            }
+        let mut printed = self.printer.flush();
+        let Some(mut a) = self.analyzer.take() else {
+            return printed;
+        };
+        let tap = a.take_tap();
+        let report = a.finish();
+        if printed.is_ok() && self.shape.display.report.text_wanted() {
+            // Standard output is line-buffered: one write per line otherwise (a report of
+            // thousands of flows or gaps took as long to write as the capture to read).
+            let mut out = io::BufWriter::with_capacity(REPORT_BUFFER, io::stdout().lock());
+            printed =
+                write_reports(&report, &self.shape.display, &mut out).and_then(|()| out.flush());
+        }
+        let files = self.write_files(&report, tap);
+        printed.and(files)
+    }
+
+    /// The `--html` report and the end of the Parquet export.
+    fn write_files(&mut self, report: &Report, tap: Option<Box<dyn Tap>>) -> io::Result<()> {
+        if let Some(path) = &self.shape.display.report.html {
+            write_html(report, &Recorder::from_tap(tap), &self.source, path)?;
+        }
+        if let Some(e) = self.export.take() {
+            e.finish(report).map_err(io::Error::other)?;
         }
         Ok(())
     }
