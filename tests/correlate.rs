@@ -591,3 +591,89 @@ fn snap_length_cut_copies_match_on_headers() {
     assert_eq!(rows(&r["lost"]), truth_rows(&t.lost));
     assert_eq!(rows(&r["missed"]), truth_rows(&t.missed));
 }
+
+/// Offsets of the ends of the records of a little-endian pcap file (after the 24-byte file
+/// header: a 16-byte record header whose bytes 8..12 are the captured length, then the data).
+fn record_ends(bytes: &[u8]) -> Vec<usize> {
+    let mut ends = Vec::new();
+    let mut at = 24;
+    while at + 16 <= bytes.len() {
+        let caplen = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + caplen;
+        ends.push(at);
+    }
+    ends
+}
+
+/// One capture cut inside a record (a capture killed while writing): the frames before the
+/// damage are correlated exactly as a file that ends cleanly after them, the report is printed
+/// with the damage named, and the run ends with one line on stderr and status 1 (everything was
+/// lost before).
+#[test]
+fn a_capture_cut_short_is_correlated_up_to_the_damage() {
+    let bytes = std::fs::read(sample(1)).unwrap();
+    let ends = record_ends(&bytes);
+    let keep = 40;
+    assert!(
+        ends.len() > keep + 1,
+        "the sample has {} records",
+        ends.len()
+    );
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    // The same name in two folders: a clean file of the first `keep` records, and one cut
+    // in the middle of the next record's data.
+    std::fs::write(dirs[0].path().join("node1.pcap"), &bytes[..ends[keep - 1]]).unwrap();
+    std::fs::write(dirs[1].path().join("node1.pcap"), &bytes[..ends[keep] - 10]).unwrap();
+    let correlate = |dir: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+            .current_dir(dir)
+            .args(["correlate", &sample(0), "node1.pcap", &sample(2), "--json"])
+            .output()
+            .unwrap()
+    };
+    let clean = correlate(dirs[0].path());
+    assert!(
+        clean.status.success(),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    let cut = correlate(dirs[1].path());
+    assert_eq!(cut.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&cut.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("node1.pcap: after frame {keep}")),
+        "{err}"
+    );
+    let mut got: Value = serde_json::from_slice(&cut.stdout).expect("the report is printed");
+    let want: Value = serde_json::from_slice(&clean.stdout).unwrap();
+    assert_eq!(got["captures"][1]["frames"], keep as u64);
+    let named = got["captures"][1]["read_error"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(named.contains(&format!("after frame {keep}")), "{named}");
+    got["captures"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("read_error");
+    assert_eq!(got, want);
+    assert!(
+        want["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["matched"].as_u64() > Some(0))
+    );
+    // The text report names the damage under the captures table.
+    let text = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+        .current_dir(dirs[1].path())
+        .args(["correlate", &sample(0), "node1.pcap"])
+        .output()
+        .unwrap();
+    assert_eq!(text.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        out.contains("cut short: node1.pcap: after frame 40"),
+        "{out}"
+    );
+}

@@ -64,6 +64,16 @@ pub fn run(a: &CorrelateArgs) -> Result<Outcome> {
         correlate::text::write(&report, &mut out, a.color.enabled())
     };
     let outcome = io_outcome(r.and_then(|()| out.flush()))?.unwrap_or(Outcome::Ok);
+    // A capture cut short: the report of the frames before the damage is printed, then the
+    // damage is the run's error (status 1), as with `read`.
+    let cut: Vec<&str> = report
+        .captures
+        .iter()
+        .filter_map(|c| c.read_error.as_deref())
+        .collect();
+    if !cut.is_empty() && matches!(outcome, Outcome::Ok) {
+        anyhow::bail!("{}", cut.join("; "));
+    }
     if !report.links.is_empty() && report.links.iter().all(|l| l.matched == 0) {
         anyhow::bail!(
             "no packet was seen by two captures within --window {} s: are these captures of one job, with clocks within the window?",

@@ -92,7 +92,7 @@ pub fn correlate(cfg: &Config) -> Result<Report> {
         );
     }
     let mut m = Matcher::new(&plan, &s, cfg.window_ns);
-    merge(open_all(cfg, &dcfg)?, &mut m)?;
+    merge(open_all(cfg, &dcfg)?, &mut m);
     m.finish();
     Ok(report::build(&s, &plan, &m, cfg.window_ns))
 }
@@ -106,18 +106,18 @@ fn open_all(cfg: &Config, dcfg: &DecodeConfig) -> Result<Vec<CaptureReader>> {
 
 /// Feed every packet of every reader to the matcher in reference-time order, each file read
 /// and decoded by a thread of its own.
-fn merge(readers: Vec<CaptureReader>, m: &mut Matcher<'_>) -> Result<()> {
+fn merge(readers: Vec<CaptureReader>, m: &mut Matcher<'_>) {
     std::thread::scope(|s| {
         let feeds = readers.into_iter().map(|r| Feed::spawn(s, r)).collect();
-        merge_feeds(feeds, m)
-    })
+        merge_feeds(feeds, m);
+    });
 }
 
-fn merge_feeds(mut readers: Vec<Feed>, m: &mut Matcher<'_>) -> Result<()> {
+fn merge_feeds(mut readers: Vec<Feed>, m: &mut Matcher<'_>) {
     let mut heads: Vec<Option<Observation>> = Vec::with_capacity(readers.len());
     let mut heap = BinaryHeap::new();
     for (c, r) in readers.iter_mut().enumerate() {
-        let o = r.next_packet()?;
+        let o = r.next_packet();
         if let Some(o) = &o {
             heap.push(Reverse((m.reference_time(c, o), c)));
         }
@@ -127,10 +127,9 @@ fn merge_feeds(mut readers: Vec<Feed>, m: &mut Matcher<'_>) -> Result<()> {
         if let Some(o) = heads[c].take() {
             m.push(c, &o);
         }
-        if let Some(o) = readers[c].next_packet()? {
+        if let Some(o) = readers[c].next_packet() {
             heap.push(Reverse((m.reference_time(c, &o), c)));
             heads[c] = Some(o);
         }
     }
-    Ok(())
 }

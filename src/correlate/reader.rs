@@ -21,6 +21,9 @@ pub struct CaptureReader {
     pub frames: u64,
     /// Frames decoded as RoCE (with or without a BTH).
     pub roce: u64,
+    /// Why the file ended early (a truncated or corrupt record), as one line naming the file
+    /// and the last frame read, as `read` words it: the frames before it are correlated.
+    pub read_error: Option<String>,
 }
 
 impl CaptureReader {
@@ -42,22 +45,23 @@ impl CaptureReader {
             cfg: cfg.clone(),
             frames: 0,
             roce: 0,
+            read_error: None,
         })
     }
 
-    /// The next RoCE packet with a BTH; `Ok(None)` at the end of the file.
-    ///
-    /// # Errors
-    /// A read error in the middle of the file, naming the file and the last frame read.
-    pub fn next_packet(&mut self) -> Result<Option<Observation>> {
+    /// The next RoCE packet with a BTH; `None` at the end of the file, or at a read error in
+    /// the middle of it (kept in [`CaptureReader::read_error`]).
+    pub fn next_packet(&mut self) -> Option<Observation> {
         loop {
             let rec = match self.src.next_record() {
                 Ok(Some(r)) => r,
-                Ok(None) => return Ok(None),
+                Ok(None) => return None,
                 Err(e) => {
                     let n = self.src.frames_read();
-                    return Err(anyhow::Error::new(e))
-                        .with_context(|| format!("{}: after frame {n}", self.path));
+                    let e =
+                        anyhow::Error::new(e).context(format!("{}: after frame {n}", self.path));
+                    self.read_error = Some(format!("{e:#}"));
+                    return None;
                 }
             };
             self.frames += 1;
@@ -67,7 +71,7 @@ impl CaptureReader {
             }
             self.roce += 1;
             if let Some(o) = Observation::of(&frame, rec.number, rec.ts_ns) {
-                return Ok(Some(o));
+                return Some(o);
             }
         }
     }
@@ -81,7 +85,7 @@ const IN_FLIGHT: usize = 4;
 
 /// A capture read and decoded by a thread of its own, its packets handed over in batches.
 pub struct Feed {
-    rx: Receiver<Result<Vec<Observation>>>,
+    rx: Receiver<Vec<Observation>>,
     batch: std::vec::IntoIter<Observation>,
 }
 
@@ -96,44 +100,35 @@ impl Feed {
         }
     }
 
-    /// The next packet; `Ok(None)` at the end of the file.
-    ///
-    /// # Errors
-    /// The reader's error.
-    pub fn next_packet(&mut self) -> Result<Option<Observation>> {
+    /// The next packet; `None` at the end of the file or at a read error in it (the survey,
+    /// which read the same file first, reports it).
+    pub fn next_packet(&mut self) -> Option<Observation> {
         loop {
             if let Some(o) = self.batch.next() {
-                return Ok(Some(o));
+                return Some(o);
             }
-            match self.rx.recv() {
-                Ok(b) => self.batch = b?.into_iter(),
-                Err(_) => return Ok(None),
-            }
+            self.batch = self.rx.recv().ok()?.into_iter();
         }
     }
 }
 
-/// The reader thread: batches until the end of the file, an error, or a closed channel.
-fn produce(mut r: CaptureReader, tx: &SyncSender<Result<Vec<Observation>>>) {
+/// The reader thread: batches until the end of the file (or a read error), or a closed
+/// channel.
+fn produce(mut r: CaptureReader, tx: &SyncSender<Vec<Observation>>) {
     loop {
         let mut b = Vec::with_capacity(BATCH);
         let end = loop {
             match r.next_packet() {
-                Ok(Some(o)) => {
+                Some(o) => {
                     b.push(o);
                     if b.len() == BATCH {
                         break false;
                     }
                 }
-                Ok(None) => break true,
-                Err(e) => {
-                    let _ = tx.send(Ok(b));
-                    let _ = tx.send(Err(e));
-                    return;
-                }
+                None => break true,
             }
         };
-        if tx.send(Ok(b)).is_err() || end {
+        if tx.send(b).is_err() || end {
             return;
         }
     }

@@ -21,6 +21,10 @@ pub struct CaptureRow {
     pub first_ns: Option<u64>,
     /// Last RoCE packet's time, ns since the epoch on this capture's clock.
     pub last_ns: Option<u64>,
+    /// Why the file ended early (a truncated or corrupt record: the frames before it were
+    /// correlated), naming the last frame read; absent when it was read to its end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_error: Option<String>,
 }
 
 /// A capture's clock against the first capture's.
@@ -261,6 +265,7 @@ fn capture_rows(s: &Survey) -> Vec<CaptureRow> {
             roce: c.roce,
             first_ns: c.first_ns,
             last_ns: c.last_ns,
+            read_error: c.read_error.clone(),
         })
         .collect()
 }

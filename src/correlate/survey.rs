@@ -152,6 +152,8 @@ pub struct CaptureSurvey {
     pub last_ns: Option<u64>,
     /// Per direction seen.
     pub dirs: FxMap<DirId, DirSurvey>,
+    /// Why the file ended early, if it did ([`CaptureReader::read_error`]).
+    pub read_error: Option<String>,
 }
 
 /// Survey of every capture.
@@ -215,13 +217,14 @@ fn survey_one(mut r: CaptureReader, file: &str) -> Result<(CaptureSurvey, Direct
         file: file.to_string(),
         ..CaptureSurvey::default()
     };
-    while let Some(o) = r.next_packet()? {
+    while let Some(o) = r.next_packet() {
         let (src, dst) = (o.id.src, o.id.dst);
         let d = cache.get_or(src, dst, || directions.intern(src, dst));
         add(&mut c, d, &o);
     }
     c.frames = r.frames;
     c.roce = r.roce;
+    c.read_error = r.read_error.take();
     Ok((c, directions))
 }
 

@@ -153,7 +153,11 @@ fn captures(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     writeln!(
         out,
         "Captures (offset: this clock minus the first capture's, NTP-style from packets crossing both ways)\n{t}"
-    )
+    )?;
+    for e in r.captures.iter().filter_map(|c| c.read_error.as_deref()) {
+        writeln!(out, "cut short: {e} (the frames before it are correlated)")?;
+    }
+    Ok(())
 }
 
 fn delay_cells(d: &Option<DelaySummary>) -> Vec<Cell> {
