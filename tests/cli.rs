@@ -339,6 +339,39 @@ fn bad_filter_is_a_one_line_usage_error() {
     );
 }
 
+// ---------------------------------------------------------------- time going back
+
+/// A frame stamped before the first one has a negative relative time, as tshark's
+/// `frame.time_relative` shows it (it was printed as 0 before): frame 2 is stamped 1.999999627 s
+/// before frame 1, frame 3 768 ns after it.
+#[test]
+fn relative_time_goes_negative() {
+    use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, pcap_bytes};
+    let mut recs: Vec<_> = roce_inspect::synth::scenario::write_bw::scenario()
+        .sample
+        .records
+        .into_iter()
+        .take(3)
+        .collect();
+    let t0 = recs[0].ts_ns;
+    recs[1].ts_ns = t0 - 1_999_999_627;
+    recs[2].ts_ns = t0 + 768;
+    let d = tmp();
+    let f = d.path().join("back.pcap");
+    std::fs::write(&f, pcap_bytes(LINKTYPE_ETHERNET, 65535, &recs)).unwrap();
+    let (code, out, err) = run(&["read", f.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    let times: Vec<&str> = out
+        .lines()
+        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        times,
+        ["0.000000000", "-1.999999627", "0.000000768"],
+        "{out}"
+    );
+}
+
 // ---------------------------------------------------------------- closed pipe
 
 /// `read f.pcap | head -1` through a real shell pipe: exit 0 (or death by SIGPIPE), no panic

@@ -326,11 +326,16 @@ fn timestamps_going_backwards() {
         }
     }
     walk(&r, "");
-    // Relative times in the per-packet listing never underflow: all within [0, 1 s].
-    for l in plain("ts_backwards.pcap", 6) {
-        let rel: f64 = l.split_whitespace().nth(1).unwrap().parse().unwrap();
-        assert!((0.0..=1.0).contains(&rel), "{l}");
-    }
+    // Relative times in the per-packet listing are tshark's `frame.time_relative`: signed,
+    // negative for the frames stamped before the first (the last is 10 s before it), never a
+    // wrapped u64.
+    let rels: Vec<f64> = plain("ts_backwards.pcap", 6)
+        .iter()
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(rels[0], 0.0);
+    assert_eq!(rels[5], -10.0, "{rels:?}");
+    assert!(rels.iter().all(|r| (-10.0..=1.0).contains(r)), "{rels:?}");
     // The text report does not panic either.
     let (code, _, err) = run(&[
         "read",

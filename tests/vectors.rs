@@ -632,7 +632,7 @@ fn mutated_frames_never_panic() {
         let ctx = FrameCtx {
             number: round as u64 + 1,
             ts_ns: rng.next(),
-            rel_ns: rng.next() >> 1,
+            rel_ns: (rng.next() >> 1) as i64,
             caplen: b.len() as u32,
             len: orig_len,
         };

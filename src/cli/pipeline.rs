@@ -84,7 +84,8 @@ impl Shape {
         (self.print_packets && selected(&self.display, frame)).then(|| FrameCtx {
             number: rec.number,
             ts_ns,
-            rel_ns: ts_ns.saturating_sub(base),
+            // The signed difference (exact while it is under 2^63 ns, 292 years).
+            rel_ns: ts_ns.wrapping_sub(base) as i64,
             caplen: rec.caplen,
             len: rec.len,
         })

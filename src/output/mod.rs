@@ -50,8 +50,9 @@ pub struct FrameCtx {
     pub number: u64,
     /// Capture time, ns since the Unix epoch.
     pub ts_ns: u64,
-    /// Time since the first frame, ns (0 for the first; saturates at 0 if time goes back).
-    pub rel_ns: u64,
+    /// Time since the first frame, ns (0 for the first; negative for a frame stamped before
+    /// it, as tshark's `frame.time_relative`).
+    pub rel_ns: i64,
     /// Bytes captured.
     pub caplen: u32,
     /// Bytes on the wire.

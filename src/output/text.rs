@@ -70,8 +70,12 @@ pub fn write_line(l: &mut Line, pal: &AnsiPalette, ctx: &FrameCtx, frame: &Frame
     l.u(ctx.number).right_align(m, W_FRAME).s(" ");
     // Relative time, seconds with 9 decimals (exact to the ns).
     let m = l.mark();
-    l.u(ctx.rel_ns / 1_000_000_000).s(".");
-    let frac = ctx.rel_ns % 1_000_000_000;
+    if ctx.rel_ns < 0 {
+        l.s("-");
+    }
+    let rel = ctx.rel_ns.unsigned_abs();
+    l.u(rel / 1_000_000_000).s(".");
+    let frac = rel % 1_000_000_000;
     let f0 = l.mark();
     l.u(frac).right_align(f0, 9);
     for b in &mut l.buf[f0..] {

@@ -45,7 +45,7 @@ pub fn decode_frame_target(data: &[u8]) {
     let ctx = FrameCtx {
         number: 1,
         ts_ns: u64::MAX - u64::from(sel),
-        rel_ns: u64::from(sel) << 40,
+        rel_ns: i64::from(sel) << 40,
         caplen,
         len: orig_len,
     };
