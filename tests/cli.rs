@@ -372,6 +372,63 @@ fn relative_time_goes_negative() {
     );
 }
 
+// ---------------------------------------------------------------- warnings in JSON
+
+/// What makes the numbers doubtful is in `--summary --json`'s `warnings`, not only in the text
+/// report or on stderr: flows beyond `--max-flows`, and a file damaged after some frame (the
+/// report is of the frames before it; status 1 and the line on stderr as before).
+#[test]
+fn json_warnings_name_untracked_flows_and_a_damaged_file() {
+    use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, pcap_bytes};
+    let recs = roce_inspect::synth::scenario::write_bw::scenario()
+        .sample
+        .records;
+    let d = tmp();
+    let whole = d.path().join("whole.pcap");
+    let bytes = pcap_bytes(LINKTYPE_ETHERNET, 65535, &recs);
+    std::fs::write(&whole, &bytes).unwrap();
+    let (code, out, err) = run(&[
+        "read",
+        whole.to_str().unwrap(),
+        "--summary",
+        "--json",
+        "--max-flows",
+        "1",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let untracked = v["frames"]["untracked"].as_u64().unwrap();
+    assert!(untracked > 0);
+    let w = v["warnings"].as_array().unwrap();
+    assert!(
+        w.iter().any(|w| w.as_str().unwrap().starts_with(&format!(
+            "{untracked} RoCE frames in 1 flows beyond --max-flows"
+        ))),
+        "{w:?}"
+    );
+    // Cut 10 bytes into the data of the 21st record: 20 frames read.
+    let mut at = 24;
+    for _ in 0..20 {
+        at += 16 + u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+    }
+    let cut = d.path().join("cut.pcap");
+    std::fs::write(&cut, &bytes[..at + 16 + 10]).unwrap();
+    let (code, out, err) = run(&["read", cut.to_str().unwrap(), "--summary", "--json"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("cut.pcap: after frame 20: "), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["frames"]["total"], 20);
+    let w = v["warnings"].as_array().unwrap();
+    assert!(
+        w.iter().any(|w| {
+            let w = w.as_str().unwrap();
+            w.contains("cut.pcap: after frame 20: ")
+                && w.ends_with("the report covers the frames before it")
+        }),
+        "{w:?}"
+    );
+}
+
 // ---------------------------------------------------------------- closed pipe
 
 /// `read f.pcap | head -1` through a real shell pipe: exit 0 (or death by SIGPIPE), no panic

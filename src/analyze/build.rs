@@ -267,6 +267,18 @@ fn warnings(a: &Analyzer) -> Vec<String> {
         }
     }
     snap_warnings(a, &mut warnings);
+    let fr = &a.frames;
+    if fr.untracked > 0 {
+        let at_least = if fr.flows_dropped_exact {
+            ""
+        } else {
+            "at least "
+        };
+        warnings.push(format!(
+            "{} RoCE frames in {at_least}{} flows beyond --max-flows were not analysed (flows dropped from the table)",
+            fr.untracked, fr.flows_dropped
+        ));
+    }
     let late = a.sink.late_statuses;
     if late > 0 {
         let what = if late == 1 {

@@ -126,6 +126,9 @@ pub struct Run {
     base_ts: Option<u64>,
     /// The capture's name for the HTML report's title.
     source: String,
+    /// Warnings about the input itself (a file damaged after some frame), added to the
+    /// report's.
+    input_warnings: Vec<String>,
 }
 
 impl Run {
@@ -158,6 +161,7 @@ impl Run {
             printer: make_printer(display),
             analyzer,
             source: "capture".to_string(),
+            input_warnings: Vec::new(),
             export: None,
             frames: 0,
             roce: 0,
@@ -169,6 +173,11 @@ impl Run {
     pub fn roce_predicate(&self) -> IsRoce {
         let (lt, cfg) = (self.shape.linktype, self.shape.cfg.clone());
         Box::new(move |data, len| decode_frame(lt, data, len, &cfg).roce().is_some())
+    }
+
+    /// Add `w` to the report's warnings (about the input: a file damaged after some frame).
+    pub fn warn_input(&mut self, w: String) {
+        self.input_warnings.push(w);
     }
 
     /// Name the input (file or interface) in the HTML report's title.
@@ -328,7 +337,8 @@ impl Run {
             return printed;
         };
         let tap = a.take_tap();
-        let report = a.finish();
+        let mut report = a.finish();
+        report.warnings.append(&mut self.input_warnings);
         if printed.is_ok() && self.shape.display.report.text_wanted() {
             // Standard output is line-buffered: one write per line otherwise (a report of
             // thousands of flows or gaps took as long to write as the capture to read).
@@ -492,6 +502,17 @@ pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome>
     }
     progress.finish();
     src.release_all_walked();
+    // Frame numbers in the file, as printed (a filter may have skipped some).
+    let where_ = match src.frames_read() {
+        0 => shown.to_string(),
+        n => format!("{shown}: after frame {n}"),
+    };
+    if let Some(e) = &read_err {
+        // In the report too: a `--summary --json | jq` pipeline sees that it is partial.
+        run.warn_input(format!(
+            "{where_}: {e}: the report covers the frames before it"
+        ));
+    }
     let finished = match &pool {
         Some(pool) => pool.install(|| run.finish()),
         None => run.finish(),
@@ -505,11 +526,6 @@ pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome>
         eprintln!("{line}");
     }
     if let Some(e) = read_err {
-        // Frame numbers in the file, as printed (a filter may have skipped some).
-        let where_ = match src.frames_read() {
-            0 => shown.to_string(),
-            n => format!("{shown}: after frame {n}"),
-        };
         return Err(anyhow::Error::new(e).context(where_));
     }
     let unfiltered = d.filter.is_none() && d.qp.is_none() && d.opcode.is_none() && !d.all;

@@ -186,8 +186,8 @@ const LATER: [&[Section]; 2] = [
     }],
 ];
 
-/// The first line (frame and ICRC counts), the warnings, and the frames of flows beyond
-/// `--max-flows`.
+/// The first line (frame and ICRC counts), then the warnings (the frames of flows beyond
+/// `--max-flows` among them).
 fn write_frames_line(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     let fr = &report.frames;
     let ic = &report.icrc;
@@ -206,22 +206,6 @@ fn write_frames_line(report: &Report, out: &mut dyn Write, color: bool) -> io::R
     )?;
     for w in &report.warnings {
         problem(out, &format!("warning: {w}"), color)?;
-    }
-    if fr.untracked > 0 {
-        problem(
-            out,
-            &format!(
-                "{} RoCE frames in {}{} flows beyond --max-flows were not analysed (flows dropped from the table)",
-                fr.untracked,
-                if fr.flows_dropped_exact {
-                    ""
-                } else {
-                    "at least "
-                },
-                fr.flows_dropped
-            ),
-            color,
-        )?;
     }
     Ok(())
 }

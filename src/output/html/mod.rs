@@ -299,13 +299,6 @@ pub fn render(report: &Report, trace: &Trace, name: &str) -> Result<String> {
     for w in &report.warnings {
         let _ = writeln!(o, "<p class=\"warn\">warning: {}</p>", esc(w));
     }
-    if fr.untracked > 0 {
-        let _ = writeln!(
-            o,
-            "<p class=\"warn\">{} RoCE frames of flows beyond --max-flows were not analysed.</p>",
-            fr.untracked
-        );
-    }
     section(&mut o, "Flows", &flows_table(report), "No RoCE flows.");
     section(
         &mut o,
