@@ -512,6 +512,27 @@ fn write_first_truncated_at_every_offset() {
     }
 }
 
+/// An IPv4 total length that leaves fewer than 8 bytes for the UDP header, in a frame captured
+/// whole: malformed (tshark: `[Malformed Packet]`), not cut by the snap length. The WRITE FIRST
+/// with total length 21 (0x0015, checksum recomputed by hand: 0x14a0) leaves 1 byte of UDP.
+#[test]
+fn ip_length_too_short_for_udp_is_malformed_not_truncated() {
+    let mut b = write_first();
+    b[16..18].copy_from_slice(&[0x00, 0x15]);
+    b[24..26].copy_from_slice(&[0x14, 0xa0]);
+    let f = decode(&b);
+    match f.kind {
+        FrameKind::Other(OtherKind::Undecodable(u)) => {
+            assert!(!u.is_truncation(), "{u:?}");
+            assert_eq!(u, Undecodable::Invalid("UDP"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let line = text_line(&f, b.len());
+    assert!(line.contains("[MALFORMED]"), "{line}");
+    assert!(!line.contains("TRUNCATED"), "{line}");
+}
+
 /// A RoCE-port packet that is not a plausible BTH is decoded as malformed RoCE, never dropped:
 /// TVer ≠ 0, a length too short for the opcode's headers, a pad count larger than the payload,
 /// fewer than 12 bytes after UDP.

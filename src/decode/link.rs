@@ -274,7 +274,14 @@ fn transport_proto<'a>(
     match proto {
         IpNumber::UDP => {
             let Ok(udp) = UdpHeaderSlice::from_slice(payload) else {
-                return undecodable(link, Undecodable::Truncated("UDP"));
+                // Cut by the snap length, or an IP length that leaves no room for the 8-byte
+                // UDP header (a malformed packet, not a cut one).
+                let why = if declared < 8 {
+                    Undecodable::Invalid("UDP")
+                } else {
+                    Undecodable::Truncated("UDP")
+                };
+                return undecodable(link, why);
             };
             let (sport, dport) = (udp.source_port(), udp.destination_port());
             if !cx.cfg.is_roce_port(dport) && cx.cfg.is_vxlan_port(dport) && cx.depth < MAX_ENCAP {
