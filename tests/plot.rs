@@ -170,6 +170,29 @@ fn read_timeout_retransmissions_and_windows() {
         let svg = plot(&f, &["--kind", kind]);
         roxmltree::Document::parse(&svg).expect("parses");
     }
+    // The latency axis runs to the decade above the 67 ms READ re-issues, whose label
+    // "100000" (µs) must lie wholly inside the canvas (its right half was cut off).
+    let svg = plot(&f, &["--kind", "latency"]);
+    let doc = roxmltree::Document::parse(&svg).expect("parses");
+    let width: f64 = doc
+        .root_element()
+        .attribute("width")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let last = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text") && n.text().map(str::trim) == Some("100000"))
+        .last()
+        .expect("a 100000 µs tick label");
+    let x: f64 = last.attribute("x").unwrap().parse().unwrap();
+    let size: f64 = last.attribute("font-size").unwrap().parse().unwrap();
+    assert_eq!(last.attribute("text-anchor"), Some("middle"));
+    // Digits are at most 0.6 em wide in any sans-serif font: 6 of them, half on each side.
+    assert!(
+        x + 3.0 * 0.6 * size <= width,
+        "label centred at {x} of {width}"
+    );
     let svg = plot(&f, &["--kind", "messages"]);
     let msgs = sum(
         &s,

@@ -109,6 +109,8 @@ where
     let decades = (xr.end - xr.start).round() as usize;
     let mut chart = ChartBuilder::on(&body)
         .margin(12)
+        // Room for half the last decade's label ("100000", centred on the right edge).
+        .margin_right(36)
         .x_label_area_size(40)
         .y_label_area_size(60)
         .build_cartesian_2d(xr, 0.0..1.02)
@@ -164,10 +166,10 @@ where
                     t.read_latency.v.len()
                 ))
                 .legend(move |(a, b)| {
-                    PathElement::new(
-                        vec![(a - 8, b), (a - 2, b), (a + 2, b), (a + 8, b)],
-                        c.stroke_width(1),
-                    )
+                    // Two dashes, as the curve is drawn.
+                    EmptyElement::at((a, b))
+                        + PathElement::new(vec![(-8, 0), (-2, 0)], c.stroke_width(2))
+                        + PathElement::new(vec![(2, 0), (8, 0)], c.stroke_width(2))
                 });
         }
     }
