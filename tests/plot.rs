@@ -182,8 +182,7 @@ fn read_timeout_retransmissions_and_windows() {
         .unwrap();
     let last = doc
         .descendants()
-        .filter(|n| n.has_tag_name("text") && n.text().map(str::trim) == Some("100000"))
-        .last()
+        .rfind(|n| n.has_tag_name("text") && n.text().map(str::trim) == Some("100000"))
         .expect("a 100000 µs tick label");
     let x: f64 = last.attribute("x").unwrap().parse().unwrap();
     let size: f64 = last.attribute("font-size").unwrap().parse().unwrap();
@@ -356,4 +355,43 @@ fn png_and_errors() {
         .args(["plot", &f, "--kind", "pie", "-o", "x.svg"])
         .assert()
         .code(2);
+}
+
+/// A UD sender's PSNs 0 1 2 5 6 6 7 (built by hand with the project's frame builder): one gap
+/// of 2 PSNs this capture did not see and one duplicate. The PSN plot marks the gap, as
+/// `--summary --json` counts it, and no retransmission (UD never retransmits).
+#[test]
+fn ud_gap_is_marked_and_a_duplicate_is_not_a_retransmission() {
+    use common::frames::V2;
+    let recs: Vec<_> = [0u32, 1, 2, 5, 6, 6, 7]
+        .iter()
+        .enumerate()
+        .map(|(k, &psn)| {
+            let mut p = V2 {
+                opcode: 0x64, // UD SEND ONLY
+                dest_qp: 0x21,
+                psn,
+                payload: 32,
+                ..V2::default()
+            };
+            p.ext.deth = (0x1111_1111, 0x42);
+            let data = p.build();
+            roce_inspect::synth::capfile::Record {
+                ts_ns: 1_700_000_000_000_000_000 + k as u64 * 1_000,
+                orig_len: data.len() as u32,
+                data,
+            }
+        })
+        .collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("ud.pcap");
+    std::fs::write(&f, pcap_bytes(LINKTYPE_ETHERNET, 65535, &recs)).unwrap();
+    let f = f.display().to_string();
+    let s = summary(&f);
+    let psn = &s["flows"][0]["psn"];
+    assert_eq!((u(&psn["gap_events"]), u(&psn["missing"])), (1, 2), "{psn}");
+    assert_eq!(u(&psn["duplicates"]), 1, "{psn}");
+    let svg = plot(&f, &["--kind", "psn"]);
+    assert_eq!(count(&svg, "m-gap"), 1);
+    assert_eq!(count(&svg, "m-retx"), 0);
 }

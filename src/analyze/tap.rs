@@ -18,6 +18,10 @@ pub enum PsnSpace {
     Request,
     /// RDMA READ response packets.
     ReadResponse,
+    /// A UD sender's packets, one sequence per source address and DETH source QP
+    /// ([`super::ud`]): `Ahead` is PSNs this capture did not see, `Behind` a duplicate (UD never
+    /// retransmits).
+    Ud,
 }
 
 /// One analysis event. Times are capture times in ns since the Unix epoch.

@@ -11,8 +11,9 @@
 use super::Sink;
 use super::flow::Flow;
 use super::fxhash::FxBuild;
-use super::psn::{PSN_HALF, psn_add, psn_distance};
+use super::psn::{PSN_HALF, PsnVerdict, psn_add, psn_distance};
 use super::report::GapReport;
+use super::tap::{PsnSpace, TapEvent};
 use crate::decode::Address;
 use std::collections::HashMap;
 
@@ -44,9 +45,22 @@ impl UdSenders {
             if self.next.len() < cap {
                 self.next.insert(key, psn_add(psn, 1));
             }
+            emit(sink, fi, ts, psn, PsnVerdict::Start);
             return;
         };
-        let d = psn_distance(psn, *next);
+        let expected = *next;
+        let d = psn_distance(psn, expected);
+        let verdict = if d == 0 {
+            PsnVerdict::InOrder
+        } else if d < PSN_HALF {
+            PsnVerdict::Ahead {
+                expected,
+                missing: d,
+            }
+        } else {
+            PsnVerdict::Behind { expected }
+        };
+        emit(sink, fi, ts, psn, verdict);
         if d == 0 {
             *next = psn_add(psn, 1);
         } else if d < PSN_HALF {
@@ -70,4 +84,15 @@ impl UdSenders {
             f.cold_mut().ud_duplicates += 1;
         }
     }
+}
+
+/// Hand the verdict on a UD packet to the tap (the plots' PSN markers).
+fn emit(sink: &mut Sink, flow: usize, ts_ns: u64, psn: u32, verdict: PsnVerdict) {
+    sink.emit(TapEvent::Psn {
+        flow,
+        ts_ns,
+        psn,
+        space: PsnSpace::Ud,
+        verdict,
+    });
 }

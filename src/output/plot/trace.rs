@@ -4,7 +4,7 @@
 
 use crate::analyze::message::MessageStatus;
 use crate::analyze::psn::PsnVerdict;
-use crate::analyze::tap::{Tap, TapEvent};
+use crate::analyze::tap::{PsnSpace, Tap, TapEvent};
 use crate::decode::{AethKind, NakCode};
 
 /// Most ordinary points (first transmissions, ACKs) kept per flow and series.
@@ -255,12 +255,13 @@ impl Trace {
                 flow,
                 ts_ns,
                 psn,
+                space,
                 verdict,
-                ..
             } => {
                 let f = self.flow(flow);
                 match verdict {
-                    PsnVerdict::Behind { .. } => f.retx.push((ts_ns, psn)),
+                    // A UD duplicate is not a retransmission (UD never retransmits).
+                    PsnVerdict::Behind { .. } if space != PsnSpace::Ud => f.retx.push((ts_ns, psn)),
                     PsnVerdict::Ahead { expected, .. } => {
                         f.gaps.push((ts_ns, expected, psn));
                         f.sent.push(ts_ns, psn);
