@@ -558,8 +558,9 @@ pub struct GapReport {
     pub nak: Option<NakMatch>,
     /// The retransmission of `expected_psn`, if seen.
     pub retransmission: Option<Retransmission>,
-    /// Frame of a later ACK covering the missing PSNs (for a READ response gap: the READ's
-    /// last response, the READ completing without a re-issue).
+    /// Frame of a later ACK covering the missing PSNs while no NAK or retransmission of them
+    /// was seen, the evidence that they reached the responder (for a READ response gap: the
+    /// READ's last response, the READ completing without a re-issue).
     pub ack_frame: Option<u64>,
     /// `nak_retransmitted`, `timeout_retransmitted`, `capture_loss` (no NAK, no
     /// retransmission, and a later ACK covers the missing PSNs: they reached the responder and
