@@ -429,6 +429,21 @@ fn json_warnings_name_untracked_flows_and_a_damaged_file() {
     );
 }
 
+/// A capture with its header and no record: exit 0, nothing on standard output, and one note
+/// on stderr (before, nothing at all was printed, as if the tool had not run).
+#[test]
+fn header_only_capture_is_noted() {
+    use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, pcap_bytes};
+    let d = tmp();
+    let f = d.path().join("hdr.pcap");
+    std::fs::write(&f, pcap_bytes(LINKTYPE_ETHERNET, 65535, &[])).unwrap();
+    let (code, out, err) = run(&["read", f.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("hdr.pcap: no frames"), "{err}");
+}
+
 // ---------------------------------------------------------------- closed pipe
 
 /// `read f.pcap | head -1` through a real shell pipe: exit 0 (or death by SIGPIPE), no panic

@@ -212,7 +212,8 @@ pub struct ReadArgs {
     /// calling thread analyses them in order and writes the output, which is the same whatever
     /// the number; 1 reads on one thread. Several threads are used while a pcap/pcapng file is
     /// read from its memory mapping (not standard input, not with --mirror-time).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..),
+          allow_negative_numbers = true)]
     pub threads: Option<u16>,
     /// Display and decoding options.
     #[command(flatten)]
@@ -263,7 +264,7 @@ impl CaptureArgs {
 #[derive(Debug, Args, Clone)]
 pub struct DisplayArgs {
     /// Stop after N frames (counted after the BPF filter), like `tcpdump -c N`.
-    #[arg(short = 'c', long = "count", value_name = "N",
+    #[arg(short = 'c', long = "count", value_name = "N", allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
     /// libpcap BPF filter expression, like tcpdump's, e.g. `-f 'udp port 4791 and host 10.0.0.1'`.

@@ -529,6 +529,10 @@ pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome>
         return Err(anyhow::Error::new(e).context(where_));
     }
     let unfiltered = d.filter.is_none() && d.qp.is_none() && d.opcode.is_none() && !d.all;
+    if run.frames() == 0 && d.filter.is_none() && run.print_packets() {
+        // Else nothing at all is printed, as if the tool had not run.
+        eprintln!("roce-inspect: {shown}: no frames (the file holds a capture header only)");
+    }
     if run.roce_frames() == 0 && run.frames() > 0 && unfiltered && run.print_packets() {
         let frames = crate::output::counted(run.frames(), "frame");
         // With -c N the RoCE traffic may simply come later in the file.

@@ -32,14 +32,14 @@ pub struct PlotArgs {
     #[arg(short = 'f', long = "filter", value_name = "EXPR")]
     pub filter: Option<String>,
     /// Start of the time span drawn, seconds since the first frame.
-    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs, allow_negative_numbers = true)]
     pub from: Option<f64>,
     /// End of the time span drawn, seconds since the first frame.
-    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs, allow_negative_numbers = true)]
     pub to: Option<f64>,
     /// Rate bin width in seconds (`--kind rate`), e.g. `--bin 0.0001`; default: about 1/60 of
     /// the span.
-    #[arg(long, value_name = "SECS", value_parser = parse_bin)]
+    #[arg(long, value_name = "SECS", value_parser = parse_bin, allow_negative_numbers = true)]
     pub bin: Option<f64>,
     /// Most flows drawn: the largest by payload bytes.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]

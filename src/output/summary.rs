@@ -644,6 +644,9 @@ fn values(m: &crate::analyze::report::CountMap<u8>) -> String {
 /// Priority per flow: DSCP and PCP values of data packets and of CNPs.
 fn write_priority(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     title(out, "Priority (DSCP / 802.1Q PCP)", color)?;
+    if report.flows.is_empty() {
+        return writeln!(out, "no RoCE flows");
+    }
     let header = ["flow", "src → dst", "DSCP", "PCP", "CNP DSCP", "CNP PCP"];
     let dash = |s: String| if s.is_empty() { "-".to_string() } else { s };
     let row = |i: usize| {

@@ -503,7 +503,18 @@ fn open_libpcap(path: &str) -> Result<Capture<Offline>, FileError> {
 fn end(e: pcap::Error) -> Result<Option<Record<'static>>, FileError> {
     match e {
         pcap::Error::NoMorePackets => Ok(None),
-        e => Err(FileError::Read(pcap_msg(e))),
+        e => {
+            let mut m = pcap_msg(e);
+            if m.contains("different from the type of the first interface") {
+                // A pcapng of interfaces of several link types (dumpcap -i eth0 -i ib0):
+                // libpcap, which reads the rest of a file once the mapped reader hands it an
+                // anomaly, takes one link type per file.
+                m.push_str(
+                    ": the file mixes link types, which libpcap (and so roce-inspect) reads one per file; capture each interface to a file of its own",
+                );
+            }
+            Err(FileError::Read(m))
+        }
     }
 }
 
