@@ -746,3 +746,54 @@ fn export_mistakes_are_said_on_stderr() {
     );
     assert!(read_table(&part(&dir, "packets", "write_bw.pcap")).is_empty());
 }
+
+/// The `gaps` table has the same columns in every capture's file — a capture with no gap, or
+/// whose gaps have no NAK, retransmission or covering ACK, included — so that a folder of many
+/// hosts' exports reads as one table (engines that take the first file's schema lost every gap
+/// column when that file's capture had no gap). The columns are the keys of a gap of
+/// `--summary --json` with everything filled, flattened.
+#[test]
+fn gaps_columns_are_the_same_in_every_capture() {
+    let tmp = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = SAMPLES.iter().map(|s| sample(s)).collect();
+    let refs: Vec<&Path> = files.iter().map(|p| p.as_path()).collect();
+    export(&refs, tmp.path(), &[]);
+    let columns = |f: &Path| -> Vec<String> {
+        let name = f.file_name().unwrap().to_str().unwrap();
+        let b = ParquetRecordBatchReaderBuilder::try_new(
+            File::open(part(tmp.path(), "gaps", name)).unwrap(),
+        )
+        .unwrap();
+        b.schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect()
+    };
+    let want: Vec<&str> = vec![
+        "capture",
+        "host",
+        "ack_frame",
+        "expected_psn",
+        "flow",
+        "frame",
+        "missing",
+        "nak_delay_ns",
+        "nak_frame",
+        "nak_ts_ns",
+        "received_psn",
+        "retransmission_delay_ns",
+        "retransmission_frame",
+        "retransmission_trigger",
+        "retransmission_ts_ns",
+        "space",
+        "ts_ns",
+        "verdict",
+    ];
+    let mut without_gaps = 0;
+    for f in &files {
+        assert_eq!(columns(f), want, "{}", f.display());
+        without_gaps += usize::from(summary(f)["gaps"].as_array().unwrap().is_empty());
+    }
+    assert!(without_gaps > 0, "a sample without gaps is among them");
+}

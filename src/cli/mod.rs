@@ -110,15 +110,15 @@ pub enum Command {
     /// DuckDB, Polars or Spark.
     ///
     /// Each file becomes DIR/TABLE/capture=NAME/part-0.parquet (Hive-style partitions, zstd),
-    /// so the exports of many hosts in one folder read as one dataset. `packets` and `messages`
-    /// have fixed columns; the report tables (`flows`, `connections`, `gaps`) have the columns
-    /// their capture has values for: read several captures' with DuckDB's
-    /// `union_by_name=true` (Spark: `mergeSchema`).
+    /// so the exports of many hosts in one folder read as one dataset. `packets`, `messages` and
+    /// `gaps` have fixed columns; `flows` and `connections` have the columns their capture has
+    /// values for: read several captures' with DuckDB's `union_by_name=true` (Spark:
+    /// `mergeSchema`).
     #[command(
         after_help = "Examples:\n  roce-inspect export trace.pcap --parquet out/\n  \
                             roce-inspect export node*.pcap --parquet /data/job42 --host rack3\n  \
                             duckdb -c \"select count(*) from read_parquet('out/packets/**/*.parquet', hive_partitioning=true)\"\n  \
-                            duckdb -c \"select capture, sum(missing) from read_parquet('out/gaps/**/*.parquet', hive_partitioning=true, union_by_name=true) group by 1\""
+                            duckdb -c \"select capture, sum(missing) from read_parquet('out/gaps/**/*.parquet', hive_partitioning=true) group by 1\""
     )]
     Export(export::ExportArgs),
     /// List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE.

@@ -33,6 +33,12 @@ pub fn write_error(e: &io::Error) -> String {
     format!("writing output: {}", io_text(e))
 }
 
+/// Seconds from `base_ns` to `ts_ns` (both ns since the epoch), negative when `ts_ns` is
+/// earlier (a capture clock that stepped back), as tshark's `frame.time_relative`.
+pub fn rel_secs(ts_ns: u64, base_ns: u64) -> f64 {
+    ts_ns.wrapping_sub(base_ns) as i64 as f64 / 1e9
+}
+
 /// `n` and the English `noun`, plural unless `n` is 1 ("1 frame", "3 frames"); for nouns whose
 /// plural adds an `s`.
 pub fn counted(n: u64, noun: &str) -> String {

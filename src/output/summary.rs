@@ -749,7 +749,7 @@ fn write_gap_table(
             Cell::new(flow_label(f)),
             Cell::new(format!("{:#08x}", f.dest_qp)),
             right(g.frame),
-            right(format!("{:.6}", g.ts_ns.saturating_sub(t0) as f64 / 1e9)),
+            right(format!("{:.6}", super::rel_secs(g.ts_ns, t0))),
             Cell::new(g.space),
             right(g.expected_psn),
             right(g.received_psn),
@@ -846,10 +846,7 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
             }),
             right(m.packets),
             right(m.bytes),
-            right(format!(
-                "{:.6}",
-                m.start_ts_ns.saturating_sub(t0) as f64 / 1e9
-            )),
+            right(format!("{:.6}", super::rel_secs(m.start_ts_ns, t0))),
             right(fmt_ns(m.duration_ns)),
             reth,
             right(m.imm_data.map_or("-".to_string(), |v| format!("{v:#010x}"))),

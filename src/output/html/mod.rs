@@ -198,11 +198,11 @@ fn gaps_table(report: &Report) -> HtmlTable {
             }
             None => story.push_str("; never retransmitted in the capture"),
         }
-        let rel = g.ts_ns.saturating_sub(base);
+        let rel = crate::output::rel_secs(g.ts_ns, base);
         t.row(vec![
             num(g.flow as u64, false),
             num(g.frame, false),
-            keyed(format!("{:.6} s", rel as f64 / 1e9), Some(rel as f64)),
+            keyed(format!("{rel:.6} s"), Some(rel)),
             text(g.space),
             num(u64::from(g.expected_psn), false),
             num(u64::from(g.received_psn), false),

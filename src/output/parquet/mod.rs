@@ -6,8 +6,10 @@
 //! - `packets` ([`packets`]): one row per RoCE frame, typed columns from the decoder's packet;
 //! - `messages` ([`messages`]): the `--summary --json --messages` report's `messages` array,
 //!   one row per message, fixed typed columns named as the JSON keys;
-//! - `flows`, `connections`, `gaps` ([`report`]): the `--summary --json` report's arrays, one
-//!   row per item, columns inferred from the JSON values.
+//! - `gaps` ([`gaps`]): the report's `gaps` array, one row per gap event, fixed typed columns
+//!   named as the JSON keys;
+//! - `flows`, `connections` ([`report`]): the `--summary --json` report's arrays, one row per
+//!   item, columns inferred from the JSON values.
 //!
 //! Memory stays bounded on any capture length: packets are collected into batches of
 //! [`PACKET_BATCH_ROWS`] rows, turned into columns and written as row groups of
@@ -19,6 +21,7 @@
 pub mod columns;
 pub mod file;
 pub mod flat;
+pub mod gaps;
 pub mod messages;
 pub mod packets;
 pub mod report;
@@ -32,6 +35,7 @@ use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use serde::Serialize;
 
 use crate::analyze::message::Message;
+use crate::analyze::report::GapReport;
 use crate::analyze::{Analyzer, Report};
 use crate::decode::{Frame, RocePacket};
 use file::PartFile;
@@ -220,7 +224,7 @@ impl Exporter {
         counts.flows = n;
         let (connections, n) = write_items(t, "connections", &report.connections)?;
         counts.connections = n;
-        let (gaps, n) = write_items(t, "gaps", &report.gaps)?;
+        let (gaps, n) = write_gaps(t, &report.gaps)?;
         counts.gaps = n;
         self.packets.publish()?;
         self.messages.publish()?;
@@ -307,6 +311,22 @@ impl Constants {
         let made = self.made.as_ref().map_or(&[][..], |m| &m[..]);
         made.iter().map(|c| c.slice(0, rows)).collect()
     }
+}
+
+/// Write the report's gaps as the `gaps` table (fixed columns), in batches of [`BATCH_ROWS`]
+/// rows; the closed file (to be published) and the rows written.
+fn write_gaps(t: &ExportTarget, items: &[GapReport]) -> Result<(PartFile, u64), ExportError> {
+    let where_ = file::partition_dir(&t.dir, "gaps", &t.capture);
+    let schema = gaps::schema();
+    let mut out = PartFile::create(&t.dir, "gaps", &t.capture, &t.host, schema.clone())?;
+    let mut constants = Constants::new(&t.capture, &t.host);
+    for chunk in items.chunks(BATCH_ROWS) {
+        let b = gaps::batch(&schema, chunk, &mut constants)
+            .map_err(|e| ExportError::parquet(&where_, e))?;
+        out.write(b)?;
+    }
+    out.close()?;
+    Ok((out, items.len() as u64))
 }
 
 /// Write a report array held in memory as a table, in batches of [`BATCH_ROWS`] rows; the

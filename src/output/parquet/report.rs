@@ -1,4 +1,4 @@
-//! The report tables (`flows`, `connections`, `gaps`): one row per item of the
+//! The report tables (`flows`, `connections`): one row per item of the
 //! `--summary --json` document's array of that name. Items of any `Serialize` type are
 //! flattened ([`super::flat`]) as their JSON form would be, so keys added to the report appear
 //! as columns without a change here.
