@@ -167,6 +167,21 @@ impl Capture {
     /// Like [`Capture::start`]; with `stdout_file`, stdout goes to that regular file instead,
     /// so the capture reads packets in blocks (buffered mode) and buffers its output.
     fn start_to(ns: &Netns, args: &[&str], stdout_file: Option<&Path>) -> Capture {
+        Capture::start_with(ns, args, stdout_file, false)
+    }
+
+    /// Like [`Capture::start`], with the read end of stdout's pipe closed at once (as `| head`
+    /// closes it): the first packet line written fails with EPIPE.
+    fn start_closed(ns: &Netns, args: &[&str]) -> Capture {
+        Capture::start_with(ns, args, None, true)
+    }
+
+    fn start_with(
+        ns: &Netns,
+        args: &[&str],
+        stdout_file: Option<&Path>,
+        close_stdout: bool,
+    ) -> Capture {
         let mut full = vec!["capture"];
         full.extend_from_slice(args);
         let out = match stdout_file {
@@ -185,6 +200,7 @@ impl Capture {
         let out_done = child
             .stdout
             .take()
+            .filter(|_| !close_stdout)
             .map(|o| collect(o, stdout.clone(), None));
         let err_done = collect(
             child.stderr.take().expect("stderr"),
@@ -626,6 +642,43 @@ fn capture_parquet_export() {
         .collect();
     assert_eq!(rows, want);
     assert!(out.join("flows/capture=cap1.pcap/part-0.parquet").is_file());
+}
+
+/// `capture … --parquet DIR | head`: the closed output stops the capture at its first packet
+/// line, and the export of what was captured is still written (it was lost before: the run
+/// was not finished once the output was closed). Exit status 0, nothing on stderr.
+#[test]
+fn capture_parquet_export_survives_a_closed_output() {
+    if !privileged("capture_parquet_export_survives_a_closed_output") {
+        return;
+    }
+    let ns = Netns::new();
+    ns.lo_up();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("ds");
+    let args = [
+        "lo",
+        "--parquet",
+        out.to_str().expect("path"),
+        "--host",
+        "nodeA",
+    ];
+    let mut cap = Capture::start_closed(&ns, &args);
+    send_udp(&ns, sample_packets());
+    let st = cap.wait_exit(20);
+    assert!(st.success(), "exit {st}; stderr: {:?}", cap.stderr_lines());
+    let tables: Vec<_> = fs::read_dir(&out)
+        .expect("the export folder")
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    for t in ["packets", "flows", "connections", "messages", "gaps"] {
+        assert!(tables.iter().any(|x| x == t), "{t} missing: {tables:?}");
+        let parts: Vec<_> = fs::read_dir(out.join(t))
+            .unwrap()
+            .map(|e| e.unwrap().path().join("part-0.parquet"))
+            .collect();
+        assert!(parts.iter().all(|p| p.is_file()), "{t}: {parts:?}");
+    }
 }
 
 /// `--summary --json` on a capture prints one report document when the capture stops, covering

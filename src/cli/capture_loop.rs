@@ -99,14 +99,12 @@ pub struct Ended {
 }
 
 impl Ended {
-    /// Finish the run's output (the report, the last lines) unless it was closed or failed,
-    /// keeping the first output error.
+    /// Finish the run: the report and the last lines, and the files asked for (`--html`, the
+    /// Parquet export), which are written even when the output was closed (`| head`) or failed
+    /// and stopped the capture; the first output error is kept.
     pub fn finish_run(&mut self, run: &mut Run) {
-        if self.stop != Stop::OutputClosed
-            && self.out_err.is_none()
-            && let Err(e) = io_outcome(run.finish())
-        {
-            self.out_err = Some(e);
+        if let Err(e) = io_outcome(run.finish()) {
+            self.out_err.get_or_insert(e);
         }
     }
 
