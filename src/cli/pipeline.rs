@@ -330,7 +330,8 @@ impl Run {
     /// -1`) or failing ends the printing only: the files are still written.
     ///
     /// # Errors
-    /// Output I/O errors: standard output's first, else the files'.
+    /// Output I/O errors: standard output's first, else the files' (a file's before a closed
+    /// standard output's).
     pub fn finish(&mut self) -> io::Result<()> {
         let mut printed = self.printer.flush();
         let Some(mut a) = self.analyzer.take() else {
@@ -347,7 +348,12 @@ impl Run {
                 write_reports(&report, &self.shape.display, &mut out).and_then(|()| out.flush());
         }
         let files = self.write_files(&report, tap);
-        printed.and(files)
+        match (printed, files) {
+            // A file that could not be written is an error even when the output was closed
+            // (which alone ends the run quietly).
+            (Err(p), Err(f)) if p.kind() == io::ErrorKind::BrokenPipe => Err(f),
+            (p, f) => p.and(f),
+        }
     }
 
     /// The `--html` report and the end of the Parquet export.
