@@ -106,6 +106,22 @@ fn written_when_stdout_is_closed() {
         );
         assert!(html.contains("id=\"flows\""), "{extra}");
     }
+    // A report file that cannot be written is an error even then (status 1, one line).
+    let bad = dir.path().join("no/such/dir/r.html");
+    let script = format!(
+        "set -o pipefail; '{}' read '{}' --summary --html '{}' | true",
+        bin.display(),
+        sample("write_bw.pcap"),
+        bad.display()
+    );
+    let run = Proc::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .output()
+        .expect("bash");
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("r.html") && err.lines().count() == 1, "{err}");
+    assert_eq!(run.status.code(), Some(1), "{err}");
 }
 
 fn chromium() -> Option<String> {
