@@ -158,6 +158,24 @@ fn raw_ip_loopback_and_cooked() {
     check_cnp(decode(LinkType::LINUX_SLL, &sll));
 }
 
+/// A VLAN tag inside a Linux cooked frame (`capture any` of a tagged interface: libpcap puts
+/// the stripped tag back, protocol 0x8100 then the tag, as tshark dissects it): the CNP behind
+/// it is decoded, with its VLAN 100 and PCP 3 (tag bytes 6064 by hand: PCP 3 = 011, DEI 0,
+/// VID 0x064).
+#[test]
+fn vlan_tag_inside_cooked_frames() {
+    let ip = hex(CNP_IP);
+    let mut sll = hex("0000 0001 0006 020000000001 0000 8100 6064 0800");
+    sll.extend(&ip);
+    let mut sll2 = hex("8100 0000 00000002 0001 00 06 020000000001 0000 6064 0800");
+    sll2.extend(&ip);
+    for (lt, b) in [(LinkType::LINUX_SLL, &sll), (LinkType::LINUX_SLL2, &sll2)] {
+        let f = decode(lt, b);
+        assert_eq!((f.link.vlan_id, f.link.vlan_pcp), (Some(100), Some(3)));
+        check_cnp(f);
+    }
+}
+
 #[test]
 fn many_vlan_tags_and_unsupported_link_type() {
     // Three tags: 802.1ad 200, 802.1Q 100 (PCP 3), 802.1Q 7, then the CNP.

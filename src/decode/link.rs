@@ -76,7 +76,7 @@ pub fn decode<'a>(lt: LinkType, data: &'a [u8], orig_len: usize, cfg: &DecodeCon
             if data.len() < 16 {
                 return undecodable(link, Undecodable::Truncated("Linux cooked"));
             }
-            ethertype(
+            tagged(
                 u16::from_be_bytes([data[14], data[15]]),
                 &data[16..],
                 link,
@@ -88,7 +88,7 @@ pub fn decode<'a>(lt: LinkType, data: &'a [u8], orig_len: usize, cfg: &DecodeCon
             if data.len() < 20 {
                 return undecodable(link, Undecodable::Truncated("Linux cooked v2"));
             }
-            ethertype(
+            tagged(
                 u16::from_be_bytes([data[0], data[1]]),
                 &data[20..],
                 link,
@@ -110,8 +110,13 @@ pub(super) fn ethernet<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
         return undecodable(link, Undecodable::Truncated("Ethernet"));
     };
     link.mac = Some((eth.destination(), eth.source()));
-    let mut et = eth.ether_type().0;
-    let mut rest = eth.payload_slice();
+    tagged(eth.ether_type().0, eth.payload_slice(), link, cx)
+}
+
+/// Every 802.1Q / 802.1ad tag there is (`et` is the Ethertype before `rest`), then the
+/// Ethertype they carry. Ethernet frames and Linux cooked ones (libpcap puts a stripped tag
+/// back into a cooked frame: protocol 0x8100, then the tag) both have them.
+fn tagged<'a>(mut et: u16, mut rest: &'a [u8], mut link: LinkSummary, cx: Cx<'_>) -> Frame<'a> {
     while matches!(et, ETH_VLAN | ETH_QINQ | ETH_QINQ_OLD) {
         let Ok(tag) = SingleVlanSlice::from_slice(rest) else {
             return undecodable(link, Undecodable::Truncated("802.1Q"));
