@@ -771,6 +771,22 @@ fn capture_duration_stops() {
         "{stderr}"
     );
     assert!(stderr.contains("stopped: duration reached"), "{stderr}");
+    // No RoCE under the default filter: a hint for mirror collectors, whose tunnels it drops.
+    assert!(
+        stderr.contains("no RoCE frames passed the default filter")
+            && stderr.contains("-f 'ip proto 47'"),
+        "{stderr}"
+    );
+    // With a filter of one's own, no such hint.
+    let mut cap = Capture::start_to(
+        &ns,
+        &["lo", "--duration", "0.2", "-f", "ip proto 47"],
+        Some(&out),
+    );
+    let st = cap.wait_exit(10);
+    assert!(st.success(), "exit {st}: {:?}", cap.stderr_lines());
+    let stderr = cap.stderr_lines().join("\n");
+    assert!(!stderr.contains("default filter"), "{stderr}");
 }
 
 fn eth_frame(tags: &[(u16, u16)], ethertype: u16, payload: &[u8]) -> Vec<u8> {

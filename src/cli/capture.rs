@@ -162,6 +162,12 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
     {
         eprintln!("{line}");
     }
+    if run.roce_frames() == 0 && d.filter.is_none() {
+        // The default filter keeps RoCE itself, not a mirror session's tunnel around it.
+        eprintln!(
+            "no RoCE frames passed the default filter (RoCEv2 to UDP port 4791, RoCEv1); capturing a mirror session? ERSPAN and GRE mirrors need -f 'ip proto 47', VXLAN mirrors -f 'udp port 4789'"
+        );
+    }
     drop(src); // closes the savefile (pcap_dump_close)
     ended.outcome(run.frames(), save_err)
 }
