@@ -490,6 +490,14 @@ fn encap_session_splits_flows() {
         retx > 0,
         "duplicate copies count as retransmissions: {merged}"
     );
+    // … which the report warns about, naming the sessions and --encap-session.
+    let warned = |v: &Value| {
+        v["warnings"].as_array().unwrap().iter().any(|w| {
+            let w = w.as_str().unwrap();
+            w.contains("two or more mirror sessions") && w.contains("e.g. 1 and 2")
+        })
+    };
+    assert!(warned(&merged), "{}", merged["warnings"]);
 
     let split: Value = serde_json::from_str(&ours(&[
         "read",
@@ -499,6 +507,7 @@ fn encap_session_splits_flows() {
         "--encap-session",
     ]))
     .unwrap();
+    assert!(!warned(&split), "{}", split["warnings"]);
     let flows = split["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 4);
     for s in [1, 2] {

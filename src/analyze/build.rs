@@ -267,6 +267,13 @@ fn warnings(a: &Analyzer) -> Vec<String> {
         }
     }
     snap_warnings(a, &mut warnings);
+    if let [Some(s), Some(t)] = a.mirror_sessions
+        && !a.cfg.encap_session
+    {
+        warnings.push(format!(
+            "RoCE frames came through two or more mirror sessions (ERSPAN session IDs or VXLAN VNIs, e.g. {s} and {t}): a packet mirrored by two sessions is counted twice, its copy as a retransmission; --encap-session keeps each session's flows apart"
+        ));
+    }
     let fr = &a.frames;
     if fr.untracked > 0 {
         let at_least = if fr.flows_dropped_exact {

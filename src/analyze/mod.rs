@@ -186,6 +186,10 @@ pub struct Analyzer {
     unpaired: HashMap<(Address, Address), Unpaired, FxBuild>,
     /// Unpaired flows by (source, destination, DETH source QP): UD senders a CNP may name.
     unpaired_ud: HashMap<(Address, Address, u32), IdxSet, FxBuild>,
+    /// The first two distinct mirror sessions (ERSPAN session ID, VXLAN VNI) RoCE frames came
+    /// through: with two, copies of one packet may be counted twice (see the report's
+    /// warnings) unless `encap_session` keeps the sessions apart.
+    mirror_sessions: [Option<u32>; 2],
 }
 
 /// Mutable references to two distinct flows.
@@ -256,6 +260,7 @@ impl Analyzer {
             dropped: HashSet::default(),
             unpaired: HashMap::default(),
             unpaired_ud: HashMap::default(),
+            mirror_sessions: [None; 2],
         }
     }
 
@@ -318,6 +323,9 @@ impl Analyzer {
             return;
         };
         self.count_frame(frame_no, p);
+        if let Some(s) = session {
+            self.note_session(s);
+        }
         let Some(bth) = p.bth else {
             self.frames.headers_cut += u64::from(p.truncated);
             return;
@@ -330,6 +338,16 @@ impl Analyzer {
         };
         if let Some(i) = self.flow_index(key, ts_ns, frame_no) {
             self.packet(i, frame_no, ts_ns, p, pcp);
+        }
+    }
+
+    /// Remember mirror session `s` among the first two distinct ones.
+    #[inline]
+    fn note_session(&mut self, s: u32) {
+        match self.mirror_sessions {
+            [None, _] => self.mirror_sessions[0] = Some(s),
+            [Some(a), None] if a != s => self.mirror_sessions[1] = Some(s),
+            _ => {}
         }
     }
 
