@@ -93,12 +93,18 @@ fn gpu_index_out_of_range() {
     );
 }
 
+/// A malformed or link-local `--peer` is a usage error (status 2, like `--mtu 1500`), found
+/// before any device is looked for.
 #[test]
 fn bad_peer_is_refused_before_any_device() {
-    let (code, err) = generate(&["--peer", "not-an-address"]);
-    assert_one_line_error(code, &err);
-    if cfg!(feature = "verbs") {
-        assert!(err.contains("--peer `not-an-address` is neither"), "{err}");
+    for (peer, why) in [
+        ("not-an-address", "--peer `not-an-address` is neither"),
+        ("fe80::1", "is link-local"),
+    ] {
+        let (code, err) = generate(&["--peer", peer]);
+        assert_eq!(code, 2, "{peer}: {err}");
+        assert_eq!(err.lines().count(), 1, "{peer}: {err:?}");
+        assert!(err.contains(why), "{peer}: {err}");
     }
 }
 

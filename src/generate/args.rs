@@ -28,7 +28,7 @@ pub struct GenerateArgs {
     /// the same address family.
     ///
     /// Example: `--peer 192.168.1.2`, `--peer 0000:0000:0000:0000:0000:ffff:c0a8:0102`
-    #[arg(long, value_name = "GID|IP")]
+    #[arg(long, value_name = "GID|IP", value_parser = peer_arg)]
     pub peer: Option<String>,
 
     /// TCP port of the out-of-band exchange (QPN, PSN, GID, rkey, address, MTU).
@@ -169,6 +169,14 @@ pub fn parse_duration(s: &str) -> Result<f64, String> {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 * 365.0 => Ok(v),
         _ => Err(format!("`{s}` is not a positive number of seconds")),
     }
+}
+
+/// `--peer`'s value, checked as [`super::peer::Peer::parse`] checks it, so that a malformed
+/// address is a usage error (status 2) like the other arguments.
+fn peer_arg(s: &str) -> Result<String, String> {
+    super::peer::Peer::parse(s)
+        .map(|_| s.to_string())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

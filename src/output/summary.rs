@@ -627,7 +627,8 @@ fn write_outcomes(report: &Report, out: &mut dyn Write, color: bool) -> io::Resu
         problem(
             out,
             &format!(
-                "{incomplete} messages incomplete (the capture ends first, no response seen, or flushed by a fatal NAK)"
+                "{} incomplete (the capture ends first, no response seen, or flushed by a fatal NAK)",
+                super::counted(incomplete, "message")
             ),
             color,
         )?;
