@@ -313,6 +313,14 @@ fn timestamps_going_backwards() {
     assert_eq!(g["retransmission"]["delay_ns"], 0);
     assert_eq!(g["retransmission"]["trigger"], "nak");
     assert_eq!(r["flows"][0]["messages"]["write"]["count"], 4);
+    // Two intervals are negative (gap → NAK: −1 s; NAK → retransmission: −1 s): left out of
+    // the latency statistics, with a warning, not counted as 0 ns samples.
+    let w = r["warnings"].as_array().unwrap();
+    assert!(
+        w.iter()
+            .any(|w| w.as_str().unwrap().starts_with("2 time intervals")),
+        "{w:?}"
+    );
     // Every duration in the report is a sane non-negative number (no u64 wrap-around).
     fn walk(v: &Value, path: &str) {
         match v {

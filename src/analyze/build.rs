@@ -267,11 +267,16 @@ fn warnings(a: &Analyzer) -> Vec<String> {
         }
     }
     snap_warnings(a, &mut warnings);
-    if let [Some(s), Some(t)] = a.mirror_sessions
-        && !a.cfg.encap_session
-    {
+    let negative: u64 = a.flows.iter().map(negative_intervals).sum();
+    if negative > 0 {
         warnings.push(format!(
-            "RoCE frames came through two or more mirror sessions (ERSPAN session IDs or VXLAN VNIs, e.g. {s} and {t}): a packet mirrored by two sessions is counted twice, its copy as a retransmission; --encap-session keeps each session's flows apart"
+            "{negative} time intervals (ACK RTT, gap to NAK, NAK or timeout to retransmission, CE to CNP, between CNPs) were negative — a frame stamped before the one it answers: the clocks of the capture or of its mirror sessions disagree — and were left out of the latency statistics"
+        ));
+    }
+    if let (n @ 1.., [s, t]) = a.multi_session {
+        let flows = crate::output::counted(n, "flow");
+        warnings.push(format!(
+            "{flows} came through two or more mirror sessions (ERSPAN session IDs or VXLAN VNIs, e.g. {s} and {t}): a packet mirrored by both is counted twice, its copy as a retransmission; --encap-session keeps each session's flows apart"
         ));
     }
     let fr = &a.frames;
@@ -313,6 +318,24 @@ fn warnings(a: &Analyzer) -> Vec<String> {
         }
     }
     warnings
+}
+
+/// Negative intervals left out of flow `f`'s latency statistics.
+fn negative_intervals(f: &Flow) -> u64 {
+    let c = f.cold();
+    let r = f.cong.reaction();
+    [
+        &f.ack_rtt,
+        &c.nak_delay,
+        &c.retx_delay,
+        &c.timeout_delay,
+        &c.rnr_delay,
+        &r.ce_to_cnp,
+        &r.cnp_gap,
+    ]
+    .iter()
+    .map(|s| s.skipped())
+    .sum()
 }
 
 /// Warnings for captures cut by a snap length, and READs whose PSN reservation needed a PMTU

@@ -55,7 +55,7 @@ impl Analyzer {
             c.cnps += 1;
             let r = c.reaction_mut();
             if let Some(prev) = r.last_cnp {
-                r.cnp_gap.add(ts.saturating_sub(prev));
+                r.cnp_gap.add_interval(prev, ts);
             }
             r.last_cnp = Some(ts);
         }
@@ -100,7 +100,7 @@ impl Analyzer {
         let paired = self.flows[target].peer.is_some();
         let t = &mut self.flows[target];
         if let Some(ce) = t.cong.unanswered_ce.take() {
-            t.cong.reaction_mut().ce_to_cnp.add(ts.saturating_sub(ce));
+            t.cong.reaction_mut().ce_to_cnp.add_interval(ce, ts);
             if !paired && let Some(u) = self.unpaired.get_mut(&(t.key.src, t.key.dst)) {
                 u.ce.remove(target);
             }

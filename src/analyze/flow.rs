@@ -211,6 +211,10 @@ pub struct FlowCold {
 /// The cold state of a flow that has none.
 static NO_COLD: LazyLock<FlowCold> = LazyLock::new(FlowCold::default);
 
+/// [`Flow::mirror_session`] of a flow seen through two or more mirror sessions (no session ID
+/// or VNI is this large: 10 and 24 bits).
+pub const MANY_SESSIONS: u32 = u32::MAX;
+
 /// All per-flow state.
 #[derive(Clone, Debug)]
 pub struct Flow {
@@ -222,6 +226,9 @@ pub struct Flow {
     pub udp_sport: Option<u16>,
     /// DETH source QP of the first UD packet (the sender's QPN).
     pub deth_src_qp: Option<u32>,
+    /// The mirror session (ERSPAN session ID, VXLAN VNI) of the flow's first mirrored frame,
+    /// [`MANY_SESSIONS`] once a frame came through another one.
+    pub mirror_session: Option<u32>,
     /// Packets.
     pub packets: u64,
     /// Payload bytes (after all transport headers, without pad and ICRC).
@@ -302,6 +309,7 @@ impl Flow {
             transport: None,
             udp_sport: None,
             deth_src_qp: None,
+            mirror_session: None,
             packets: 0,
             payload_bytes: 0,
             transport_bytes: 0,

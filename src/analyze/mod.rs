@@ -186,10 +186,10 @@ pub struct Analyzer {
     unpaired: HashMap<(Address, Address), Unpaired, FxBuild>,
     /// Unpaired flows by (source, destination, DETH source QP): UD senders a CNP may name.
     unpaired_ud: HashMap<(Address, Address, u32), IdxSet, FxBuild>,
-    /// The first two distinct mirror sessions (ERSPAN session ID, VXLAN VNI) RoCE frames came
-    /// through: with two, copies of one packet may be counted twice (see the report's
-    /// warnings) unless `encap_session` keeps the sessions apart.
-    mirror_sessions: [Option<u32>; 2],
+    /// Flows whose frames came through two or more mirror sessions (ERSPAN session IDs, VXLAN
+    /// VNIs), where copies of one packet are counted twice (see the report's warnings), and
+    /// the first two sessions of the first such flow.
+    multi_session: (u64, [u32; 2]),
 }
 
 /// Mutable references to two distinct flows.
@@ -260,7 +260,7 @@ impl Analyzer {
             dropped: HashSet::default(),
             unpaired: HashMap::default(),
             unpaired_ud: HashMap::default(),
-            mirror_sessions: [None; 2],
+            multi_session: (0, [0; 2]),
         }
     }
 
@@ -323,9 +323,6 @@ impl Analyzer {
             return;
         };
         self.count_frame(frame_no, p);
-        if let Some(s) = session {
-            self.note_session(s);
-        }
         let Some(bth) = p.bth else {
             self.frames.headers_cut += u64::from(p.truncated);
             return;
@@ -337,16 +334,27 @@ impl Analyzer {
             session: session.filter(|_| self.cfg.encap_session),
         };
         if let Some(i) = self.flow_index(key, ts_ns, frame_no) {
+            if let Some(s) = session {
+                self.note_session(i, s);
+            }
             self.packet(i, frame_no, ts_ns, p, pcp);
         }
     }
 
-    /// Remember mirror session `s` among the first two distinct ones.
+    /// Flow `i`'s frame came through mirror session `s`: count the flow once if that is its
+    /// second session.
     #[inline]
-    fn note_session(&mut self, s: u32) {
-        match self.mirror_sessions {
-            [None, _] => self.mirror_sessions[0] = Some(s),
-            [Some(a), None] if a != s => self.mirror_sessions[1] = Some(s),
+    fn note_session(&mut self, i: usize, s: u32) {
+        let f = &mut self.flows[i];
+        match f.mirror_session {
+            None => f.mirror_session = Some(s),
+            Some(t) if t != s && t != flow::MANY_SESSIONS => {
+                f.mirror_session = Some(flow::MANY_SESSIONS);
+                if self.multi_session.0 == 0 {
+                    self.multi_session.1 = [t, s];
+                }
+                self.multi_session.0 += 1;
+            }
             _ => {}
         }
     }

@@ -95,12 +95,14 @@ fn ack(g: &mut Flow, gi: usize, sink: &mut Sink, a: &AethPkt) {
         if psn_diff(a.psn, p) < 0 {
             break;
         }
-        g.ack_rtt.add(a.ts.saturating_sub(t));
-        sink.emit(super::tap::TapEvent::AckRtt {
-            flow: gi,
-            ts_ns: a.ts,
-            rtt_ns: a.ts.saturating_sub(t),
-        });
+        g.ack_rtt.add_interval(t, a.ts);
+        if let Some(rtt_ns) = a.ts.checked_sub(t) {
+            sink.emit(super::tap::TapEvent::AckRtt {
+                flow: gi,
+                ts_ns: a.ts,
+                rtt_ns,
+            });
+        }
         g.pending_acks.pop_front();
     }
     outcome::acked(g, a.psn, true);
@@ -141,7 +143,7 @@ fn seq_nak(g: &mut Flow, gi: usize, sink: &mut Sink, a: &AethPkt) {
     {
         og.nak_ts = Some(a.ts);
         let delay = a.ts.saturating_sub(og.ts);
-        cold.nak_delay.add(delay);
+        cold.nak_delay.add_interval(og.ts, a.ts);
         if let Some(story) = og.idx.and_then(|k| sink.gaps.get_mut(k)) {
             story.nak = Some(NakMatch {
                 frame: a.frame,

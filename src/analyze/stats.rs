@@ -24,6 +24,8 @@ struct Inner {
     sum: u128,
     buf: Vec<u64>,
     rng: u64,
+    /// Intervals left out because they ended before they began ([`Samples::add_interval`]).
+    skipped: u64,
 }
 
 /// Summary of a [`Samples`]: count and order statistics, in the unit of the samples.
@@ -55,6 +57,21 @@ impl Samples {
     /// Add one sample.
     pub fn add(&mut self, v: u64) {
         self.inner.get_or_insert_default().add(v);
+    }
+
+    /// Add the interval from `from` to `to` (ns), unless it is negative — a frame stamped
+    /// before the one it answers, the capture's or the mirror sessions' clocks disagreeing —
+    /// which is counted in [`Samples::skipped`] instead of being added as 0.
+    pub fn add_interval(&mut self, from: u64, to: u64) {
+        match to.checked_sub(from) {
+            Some(d) => self.add(d),
+            None => self.inner.get_or_insert_default().skipped += 1,
+        }
+    }
+
+    /// Negative intervals left out ([`Samples::add_interval`]).
+    pub fn skipped(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |i| i.skipped)
     }
 
     /// Number of samples added.
@@ -110,6 +127,7 @@ impl Inner {
     }
 
     fn merge(&mut self, other: &Inner) {
+        self.skipped += other.skipped;
         for &v in &other.buf {
             self.add(v);
         }
@@ -146,6 +164,21 @@ impl Inner {
 
 #[cfg(test)]
 mod tests {
+
+    /// A negative interval is skipped and counted, not added as 0; merging keeps the count.
+    #[test]
+    fn negative_intervals_are_skipped() {
+        let mut s = Samples::new();
+        s.add_interval(10, 5);
+        assert_eq!((s.count(), s.skipped()), (0, 1));
+        assert!(s.stat().is_none());
+        s.add_interval(5, 12);
+        assert_eq!((s.count(), s.skipped()), (1, 1));
+        assert_eq!(s.stat().map(|t| (t.min, t.max)), Some((7, 7)));
+        let mut m = Samples::new();
+        m.merge(&s);
+        assert_eq!((m.count(), m.skipped()), (1, 1));
+    }
     use super::*;
 
     #[test]
