@@ -444,6 +444,32 @@ fn header_only_capture_is_noted() {
     assert!(err.contains("hdr.pcap: no frames"), "{err}");
 }
 
+/// `-V` shows the ICRC as its CRC-32 value and as the bytes on the wire — the frame's last
+/// four (Wireshark's "Invariant CRC" reads those as one big-endian number).
+#[test]
+fn verbose_icrc_shows_the_wire_bytes() {
+    use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, pcap_bytes};
+    let recs: Vec<_> = roce_inspect::synth::scenario::write_bw::scenario()
+        .sample
+        .records
+        .into_iter()
+        .take(1)
+        .collect();
+    let d = tmp();
+    let f = d.path().join("one.pcap");
+    std::fs::write(&f, pcap_bytes(LINKTYPE_ETHERNET, 65535, &recs)).unwrap();
+    let (code, out, err) = run(&["read", f.to_str().unwrap(), "-V"]);
+    assert_eq!(code, Some(0), "{err}");
+    let data = &recs[0].data;
+    let last: Vec<String> = data[data.len() - 4..]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let value = u32::from_le_bytes(data[data.len() - 4..].try_into().unwrap());
+    let want = format!("ICRC: 0x{value:08x} (wire {}) [good]", last.join(" "));
+    assert!(out.contains(&want), "{want}\n{out}");
+}
+
 // ---------------------------------------------------------------- closed pipe
 
 /// `read f.pcap | head -1` through a real shell pipe: exit 0 (or death by SIGPIPE), no panic

@@ -155,13 +155,21 @@ fn roce_tree<W: Write>(w: &mut W, pal: &Palette, p: &RocePacket<'_>) -> io::Resu
             h.pad
         )?;
     }
+    // The CRC-32 value, and the bytes as they are on the wire (least significant first), which
+    // Wireshark shows as one number ("Invariant CRC: 0x1e9b7883" for the value 0x83789b1e).
+    let wire = |v: u32| {
+        let b = v.to_le_bytes();
+        format!("wire {:02x} {:02x} {:02x} {:02x}", b[0], b[1], b[2], b[3])
+    };
     match (p.icrc.status, p.icrc.value, p.icrc.expected) {
-        (IcrcStatus::Good, Some(v), _) => writeln!(w, "    ICRC: 0x{v:08x} [good]")?,
+        (IcrcStatus::Good, Some(v), _) => writeln!(w, "    ICRC: 0x{v:08x} ({}) [good]", wire(v))?,
         (IcrcStatus::Bad, v, Some(e)) => writeln!(
             w,
-            "    ICRC: 0x{:08x} {} (expected 0x{e:08x})",
+            "    ICRC: 0x{:08x} ({}) {} (expected 0x{e:08x}, {})",
             v.unwrap_or(0),
-            paint("[bad]", pal.bad)
+            wire(v.unwrap_or(0)),
+            paint("[bad]", pal.bad),
+            wire(e)
         )?,
         (IcrcStatus::Unchecked(r), _, _) => {
             let why = match r {
