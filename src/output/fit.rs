@@ -13,7 +13,9 @@
 use std::fmt;
 use std::io::{self, Write};
 
-use comfy_table::{CellAlignment, Color, ContentArrangement, Table, presets};
+use comfy_table::{
+    CellAlignment, Color, ColumnConstraint, ContentArrangement, Table, Width, presets,
+};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// One cell of a report table: its text, alignment and colour (shown only in tables made
@@ -230,6 +232,24 @@ fn fit_table(
     }
     t.set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(w);
+    // A column may wrap between words, never inside one: a PSN, an address or a size cut in
+    // two reads as two numbers. When even the words do not fit, the table is wider than the
+    // terminal (which wraps its lines) rather than wrong.
+    let keep = (0..header.len()).filter(|&i| !hidden.contains(&header[i]));
+    for (k, i) in keep.enumerate() {
+        let word = |s: &str| s.split_whitespace().map(text_width).max().unwrap_or(0);
+        let widest = rows
+            .iter()
+            .filter_map(|r| r.get(i))
+            .map(|c| word(&c.text))
+            .fold(word(header[i]), usize::max);
+        if let Some(col) = t.column_mut(k) {
+            // comfy-table's fixed widths include the cell's padding.
+            let w = u16::try_from(widest).unwrap_or(u16::MAX);
+            let w = w.saturating_add(col.padding_width());
+            col.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(w)));
+        }
+    }
     (t, hidden)
 }
 
@@ -713,5 +733,22 @@ mod tests {
         assert_eq!(rendered_width("\u{1b}[31mred\u{1b}[0m"), 3);
         // Two columns per CJK character, none for a combining accent.
         assert_eq!(rendered_width("│東京│\n│e\u{301}│"), 6);
+    }
+
+    /// Fitted into fewer columns than its words need, a table wraps between words, never inside
+    /// one (a PSN or an address cut in two reads as two values): it is then wider than asked.
+    #[test]
+    fn words_are_not_cut() {
+        let header = ["flow", "expected", "src → dst"];
+        let rows = vec![vec![
+            right(0u64),
+            right(3_841_846u64),
+            Cell::new("10.0.0.1 → 10.0.0.2"),
+        ]];
+        let (t, _) = fit_table(false, &header, &rows, &[], Some(20));
+        let text = t.to_string();
+        for word in ["flow", "expected", "3841846", "10.0.0.1", "10.0.0.2"] {
+            assert!(text.contains(word), "{word} cut: {text}");
+        }
     }
 }
