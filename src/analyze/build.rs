@@ -262,7 +262,7 @@ fn warnings(a: &Analyzer) -> Vec<String> {
             ));
         } else if let Some(seen) = a.global_pmtu().filter(|s| *s != m) {
             warnings.push(format!(
-                "--mtu {m} differs from the path MTU the capture shows ({seen} bytes in FIRST/MIDDLE packets)"
+                "--mtu {m} differs from the path MTU the capture shows ({seen} bytes in FIRST/MIDDLE packets, which carry exactly one path MTU): READ PSN reservation with it (and the gaps and retransmissions it implies) is wrong; leave --mtu out to use what the capture shows"
             ));
         }
     }
