@@ -267,7 +267,7 @@ fn warnings(a: &Analyzer) -> Vec<String> {
         }
     }
     snap_warnings(a, &mut warnings);
-    let negative: u64 = a.flows.iter().map(negative_intervals).sum();
+    let negative: u64 = a.flows.iter().map(|f| f.cold().negative_intervals).sum();
     if negative > 0 {
         warnings.push(format!(
             "{negative} time intervals (ACK RTT, gap to NAK, NAK or timeout to retransmission, CE to CNP, between CNPs) were negative — a frame stamped before the one it answers: the clocks of the capture or of its mirror sessions disagree — and were left out of the latency statistics"
@@ -318,24 +318,6 @@ fn warnings(a: &Analyzer) -> Vec<String> {
         }
     }
     warnings
-}
-
-/// Negative intervals left out of flow `f`'s latency statistics.
-fn negative_intervals(f: &Flow) -> u64 {
-    let c = f.cold();
-    let r = f.cong.reaction();
-    [
-        &f.ack_rtt,
-        &c.nak_delay,
-        &c.retx_delay,
-        &c.timeout_delay,
-        &c.rnr_delay,
-        &r.ce_to_cnp,
-        &r.cnp_gap,
-    ]
-    .iter()
-    .map(|s| s.skipped())
-    .sum()
 }
 
 /// Warnings for captures cut by a snap length, and READs whose PSN reservation needed a PMTU

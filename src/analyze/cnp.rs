@@ -51,13 +51,16 @@ impl Analyzer {
     pub(super) fn cnp(&mut self, i: usize, frame_no: u64, ts: u64) -> Option<usize> {
         let window = self.cfg.rate_window_ns;
         {
-            let c = &mut self.flows[i].cong;
-            c.cnps += 1;
-            let r = c.reaction_mut();
-            if let Some(prev) = r.last_cnp {
-                r.cnp_gap.add_interval(prev, ts);
-            }
+            let f = &mut self.flows[i];
+            f.cong.cnps += 1;
+            let r = f.cong.reaction_mut();
+            let negative = r
+                .last_cnp
+                .is_some_and(|prev| !r.cnp_gap.add_interval(prev, ts));
             r.last_cnp = Some(ts);
+            if negative {
+                f.cold_mut().negative_intervals += 1;
+            }
         }
         if self.flows[i].peer.is_none() {
             // A UD sender: the CNP's DestQP is the DETH source QP of the reverse flow.
@@ -100,7 +103,9 @@ impl Analyzer {
         let paired = self.flows[target].peer.is_some();
         let t = &mut self.flows[target];
         if let Some(ce) = t.cong.unanswered_ce.take() {
-            t.cong.reaction_mut().ce_to_cnp.add_interval(ce, ts);
+            if !t.cong.reaction_mut().ce_to_cnp.add_interval(ce, ts) {
+                t.cold_mut().negative_intervals += 1;
+            }
             if !paired && let Some(u) = self.unpaired.get_mut(&(t.key.src, t.key.dst)) {
                 u.ce.remove(target);
             }

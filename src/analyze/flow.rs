@@ -206,6 +206,9 @@ pub struct FlowCold {
     pub fecn: u64,
     /// Packets with BTH BECN set.
     pub becn: u64,
+    /// Time intervals of the flow left out of its latency statistics because they were
+    /// negative ([`super::stats::Samples::add_interval`]).
+    pub negative_intervals: u64,
 }
 
 /// The cold state of a flow that has none.

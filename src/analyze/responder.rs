@@ -95,7 +95,9 @@ fn ack(g: &mut Flow, gi: usize, sink: &mut Sink, a: &AethPkt) {
         if psn_diff(a.psn, p) < 0 {
             break;
         }
-        g.ack_rtt.add_interval(t, a.ts);
+        if !g.ack_rtt.add_interval(t, a.ts) {
+            g.cold_mut().negative_intervals += 1;
+        }
         if let Some(rtt_ns) = a.ts.checked_sub(t) {
             sink.emit(super::tap::TapEvent::AckRtt {
                 flow: gi,
@@ -143,7 +145,9 @@ fn seq_nak(g: &mut Flow, gi: usize, sink: &mut Sink, a: &AethPkt) {
     {
         og.nak_ts = Some(a.ts);
         let delay = a.ts.saturating_sub(og.ts);
-        cold.nak_delay.add_interval(og.ts, a.ts);
+        if !cold.nak_delay.add_interval(og.ts, a.ts) {
+            cold.negative_intervals += 1;
+        }
         if let Some(story) = og.idx.and_then(|k| sink.gaps.get_mut(k)) {
             story.nak = Some(NakMatch {
                 frame: a.frame,

@@ -24,8 +24,6 @@ struct Inner {
     sum: u128,
     buf: Vec<u64>,
     rng: u64,
-    /// Intervals left out because they ended before they began ([`Samples::add_interval`]).
-    skipped: u64,
 }
 
 /// Summary of a [`Samples`]: count and order statistics, in the unit of the samples.
@@ -61,17 +59,11 @@ impl Samples {
 
     /// Add the interval from `from` to `to` (ns), unless it is negative — a frame stamped
     /// before the one it answers, the capture's or the mirror sessions' clocks disagreeing —
-    /// which is counted in [`Samples::skipped`] instead of being added as 0.
-    pub fn add_interval(&mut self, from: u64, to: u64) {
-        match to.checked_sub(from) {
-            Some(d) => self.add(d),
-            None => self.inner.get_or_insert_default().skipped += 1,
-        }
-    }
-
-    /// Negative intervals left out ([`Samples::add_interval`]).
-    pub fn skipped(&self) -> u64 {
-        self.inner.as_ref().map_or(0, |i| i.skipped)
+    /// which is left out rather than added as 0. Returns whether it was added (the caller
+    /// counts the others).
+    #[must_use]
+    pub fn add_interval(&mut self, from: u64, to: u64) -> bool {
+        to.checked_sub(from).map(|d| self.add(d)).is_some()
     }
 
     /// Number of samples added.
@@ -127,7 +119,6 @@ impl Inner {
     }
 
     fn merge(&mut self, other: &Inner) {
-        self.skipped += other.skipped;
         for &v in &other.buf {
             self.add(v);
         }
@@ -165,19 +156,16 @@ impl Inner {
 #[cfg(test)]
 mod tests {
 
-    /// A negative interval is skipped and counted, not added as 0; merging keeps the count.
+    /// A negative interval is left out (and said so), not added as 0.
     #[test]
-    fn negative_intervals_are_skipped() {
+    fn negative_intervals_are_left_out() {
         let mut s = Samples::new();
-        s.add_interval(10, 5);
-        assert_eq!((s.count(), s.skipped()), (0, 1));
+        assert!(!s.add_interval(10, 5));
+        assert_eq!(s.count(), 0);
         assert!(s.stat().is_none());
-        s.add_interval(5, 12);
-        assert_eq!((s.count(), s.skipped()), (1, 1));
+        assert!(s.add_interval(5, 12));
+        assert_eq!(s.count(), 1);
         assert_eq!(s.stat().map(|t| (t.min, t.max)), Some((7, 7)));
-        let mut m = Samples::new();
-        m.merge(&s);
-        assert_eq!((m.count(), m.skipped()), (1, 1));
     }
     use super::*;
 
