@@ -19,7 +19,7 @@ pub enum PsnSpace {
     /// RDMA READ response packets.
     ReadResponse,
     /// A UD sender's packets, one sequence per source address and DETH source QP
-    /// ([`super::ud`]): `Ahead` is PSNs this capture did not see, `Behind` a duplicate (UD never
+    /// (`analyze::ud`): `Ahead` is PSNs this capture did not see, `Behind` a duplicate (UD never
     /// retransmits).
     Ud,
 }

@@ -152,7 +152,7 @@ pub struct CaptureSurvey {
     pub last_ns: Option<u64>,
     /// Per direction seen.
     pub dirs: FxMap<DirId, DirSurvey>,
-    /// Why the file ended early, if it did ([`CaptureReader::read_error`]).
+    /// Why the file ended early, if it did (the reader's `read_error`).
     pub read_error: Option<String>,
 }
 
