@@ -303,11 +303,14 @@ fn write_loss_go_back_n_across_psn_wrap_with_three_qps() {
         (gap_frame, 1, 2, 1)
     );
     let nak = g.nak.unwrap();
-    assert_eq!((nak.frame, nak.delay_ns), (nak_frame, nak_t - g.ts_ns));
+    assert_eq!(
+        (nak.frame, nak.delay_ns),
+        (nak_frame, Some(nak_t - g.ts_ns))
+    );
     let rt = g.retransmission.unwrap();
     assert_eq!(
         (rt.frame, rt.delay_ns, rt.trigger),
-        (retx_frame, 3 * US, "nak")
+        (retx_frame, Some(3 * US), "nak")
     );
     // Messages: 4 complete WRITEs with their RETH; the first straddles the wrap.
     let msgs: Vec<_> = r
@@ -703,11 +706,11 @@ fn nak_matched_to_its_gap() {
     assert_eq!((g3.expected_psn, g8.expected_psn), (3, 8));
     assert!(g3.nak.is_none());
     assert_eq!(g8.nak.unwrap().frame, nak_frame);
-    assert_eq!(g8.nak.unwrap().delay_ns, US);
+    assert_eq!(g8.nak.unwrap().delay_ns, Some(US));
     assert_eq!(g8.retransmission.unwrap().trigger, "nak");
-    assert_eq!(g8.retransmission.unwrap().delay_ns, 3 * US);
+    assert_eq!(g8.retransmission.unwrap().delay_ns, Some(3 * US));
     assert_eq!(g3.retransmission.unwrap().trigger, "timeout");
-    assert_eq!(g3.retransmission.unwrap().delay_ns, 96 * US);
+    assert_eq!(g3.retransmission.unwrap().delay_ns, Some(96 * US));
     let f = flow(&r, A, B, 0x15);
     assert_eq!(
         (f.psn.gap_events, f.psn.missing, f.psn.retransmitted),

@@ -269,8 +269,9 @@ fn warnings(a: &Analyzer) -> Vec<String> {
     snap_warnings(a, &mut warnings);
     let negative: u64 = a.flows.iter().map(|f| f.cold().negative_intervals).sum();
     if negative > 0 {
+        let intervals = crate::output::counted(negative, "time interval");
         warnings.push(format!(
-            "{negative} time intervals (ACK RTT, gap to NAK, NAK or timeout to retransmission, CE to CNP, between CNPs) were negative — a frame stamped before the one it answers: the clocks of the capture or of its mirror sessions disagree — and were left out of the latency statistics"
+            "{intervals} negative, left out of the latency statistics (ACK RTT, gap to NAK, NAK or timeout to retransmission, CE to CNP, between CNPs): a frame stamped before the one it answers — the clocks of the capture or of its mirror sessions disagree"
         ));
     }
     if let (n @ 1.., [s, t]) = a.multi_session {

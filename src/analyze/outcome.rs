@@ -367,7 +367,7 @@ pub(super) fn reissue(
         story.retransmission = Some(Retransmission {
             frame,
             ts_ns: ts,
-            delay_ns: ts.saturating_sub(story.ts_ns),
+            delay_ns: ts.checked_sub(story.ts_ns),
             trigger: "read_reissue",
         });
     }

@@ -519,8 +519,9 @@ pub struct NakMatch {
     pub frame: u64,
     /// NAK time.
     pub ts_ns: u64,
-    /// Gap → NAK, ns.
-    pub delay_ns: u64,
+    /// Gap → NAK, ns; `None` when the NAK is stamped before the gap (clocks that disagree:
+    /// see the report's warnings).
+    pub delay_ns: Option<u64>,
 }
 
 /// The retransmission that filled a gap.
@@ -530,8 +531,9 @@ pub struct Retransmission {
     pub frame: u64,
     /// Its time.
     pub ts_ns: u64,
-    /// NAK → retransmission, or previous packet → retransmission for a timeout, ns.
-    pub delay_ns: u64,
+    /// NAK → retransmission, or previous packet → retransmission for a timeout, ns; `None`
+    /// when the retransmission is stamped before what it follows.
+    pub delay_ns: Option<u64>,
     /// `nak`, `timeout`, or `read_reissue` (a READ request re-issued from the missing
     /// response's PSN: the requester's implicit NAK).
     pub trigger: &'static str,

@@ -189,7 +189,7 @@ fn behind(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>, prev_ts: u64, advance:
             story.retransmission = Some(Retransmission {
                 frame: r.frame,
                 ts_ns: ts,
-                delay_ns: ts.saturating_sub(from),
+                delay_ns: ts.checked_sub(from),
                 trigger,
             });
         }

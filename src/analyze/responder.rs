@@ -144,7 +144,6 @@ fn seq_nak(g: &mut Flow, gi: usize, sink: &mut Sink, a: &AethPkt) {
         .find(|og| og.expected == psn && og.nak_ts.is_none())
     {
         og.nak_ts = Some(a.ts);
-        let delay = a.ts.saturating_sub(og.ts);
         if !cold.nak_delay.add_interval(og.ts, a.ts) {
             cold.negative_intervals += 1;
         }
@@ -152,7 +151,7 @@ fn seq_nak(g: &mut Flow, gi: usize, sink: &mut Sink, a: &AethPkt) {
             story.nak = Some(NakMatch {
                 frame: a.frame,
                 ts_ns: a.ts,
-                delay_ns: delay,
+                delay_ns: a.ts.checked_sub(og.ts),
             });
         }
     } else if !explained && captured(g, psn) {

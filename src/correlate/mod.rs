@@ -85,6 +85,12 @@ pub fn correlate(cfg: &Config) -> Result<Report> {
     let readers = open_all(cfg, &dcfg)?;
     let s = survey::survey(readers, &cfg.files)?;
     let plan = plan::plan(&s, cfg.window_ns);
+    if plan.links.is_empty()
+        && let Some(e) = s.captures.iter().find_map(|c| c.read_error.as_deref())
+    {
+        // Nothing to correlate, and a file ended early: that is the reason to give.
+        bail!("{e}");
+    }
     if plan.links.is_empty() {
         bail!(
             "the captures share no RoCE traffic: no host pair is seen in two of them ({} directions, each in one capture)",

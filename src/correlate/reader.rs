@@ -57,9 +57,12 @@ impl CaptureReader {
                 Ok(Some(r)) => r,
                 Ok(None) => return None,
                 Err(e) => {
-                    let n = self.src.frames_read();
-                    let e =
-                        anyhow::Error::new(e).context(format!("{}: after frame {n}", self.path));
+                    // Named as `read` names it: the file alone when no frame was read.
+                    let at = match self.src.frames_read() {
+                        0 => self.path.clone(),
+                        n => format!("{}: after frame {n}", self.path),
+                    };
+                    let e = anyhow::Error::new(e).context(at);
                     self.read_error = Some(format!("{e:#}"));
                     return None;
                 }

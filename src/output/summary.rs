@@ -729,14 +729,14 @@ fn write_gap_table(
         let g = &gaps[i];
         let f = &report.flows[g.flow];
         let (nf, nd) = g.nak.map_or(("-".to_string(), "-".to_string()), |n| {
-            (n.frame.to_string(), fmt_ns(n.delay_ns))
+            (n.frame.to_string(), n.delay_ns.map_or("-".into(), fmt_ns))
         });
         let (rf, rd, rt) =
             g.retransmission
                 .map_or(("-".to_string(), "-".to_string(), "-".to_string()), |r| {
                     (
                         r.frame.to_string(),
-                        fmt_ns(r.delay_ns),
+                        r.delay_ns.map_or("-".into(), fmt_ns),
                         r.trigger.to_string(),
                     )
                 });

@@ -175,9 +175,13 @@ fn gaps_table(report: &Report) -> HtmlTable {
             Some(n) => {
                 let _ = write!(
                     story,
-                    "; NAK (frame {}) after {}",
+                    "; NAK (frame {}) {}",
                     n.frame,
-                    fmt_ns(n.delay_ns)
+                    n.delay_ns
+                        .map_or("stamped before the gap".into(), |d| format!(
+                            "after {}",
+                            fmt_ns(d)
+                        ))
                 );
             }
             None => story.push_str("; no NAK seen"),
@@ -186,9 +190,10 @@ fn gaps_table(report: &Report) -> HtmlTable {
             Some(r) => {
                 let _ = write!(
                     story,
-                    "; retransmitted (frame {}) {} after the {}",
+                    "; retransmitted (frame {}) {} the {}",
                     r.frame,
-                    fmt_ns(r.delay_ns),
+                    r.delay_ns
+                        .map_or("stamped before".into(), |d| format!("{} after", fmt_ns(d))),
                     if r.trigger == "nak" {
                         "NAK"
                     } else {

@@ -31,12 +31,12 @@ columns! {
     flow: UInt64Array = DataType::UInt64, false, |g| Some(g.flow as u64);
     frame: UInt64Array = DataType::UInt64, false, |g| Some(g.frame);
     missing: UInt64Array = DataType::UInt64, false, |g| Some(u64::from(g.missing));
-    nak_delay_ns: UInt64Array = DataType::UInt64, true, only NAK, |g| g.nak.map(|n| n.delay_ns);
+    nak_delay_ns: UInt64Array = DataType::UInt64, true, only NAK, |g| g.nak.and_then(|n| n.delay_ns);
     nak_frame: UInt64Array = DataType::UInt64, true, only NAK, |g| g.nak.map(|n| n.frame);
     nak_ts_ns: UInt64Array = DataType::UInt64, true, only NAK, |g| g.nak.map(|n| n.ts_ns);
     received_psn: UInt64Array = DataType::UInt64, false, |g| Some(u64::from(g.received_psn));
     retransmission_delay_ns: UInt64Array = DataType::UInt64, true, only RETX,
-        |g| g.retransmission.map(|r| r.delay_ns);
+        |g| g.retransmission.and_then(|r| r.delay_ns);
     retransmission_frame: UInt64Array = DataType::UInt64, true, only RETX,
         |g| g.retransmission.map(|r| r.frame);
     retransmission_trigger: Texts = DataType::Utf8, true, only RETX,
