@@ -257,7 +257,7 @@ fn warnings(a: &Analyzer) -> Vec<String> {
         // one proves the given MTU wrong, and READ PSN reservation with it is wrong too.
         if a.max_first_middle > m {
             warnings.push(format!(
-                "--mtu {m} contradicts the capture: FIRST/MIDDLE packets carry {} bytes of payload, so READ PSN reservation (and the gaps and retransmissions it implies) is wrong",
+                "--mtu {m} contradicts the capture: FIRST/MIDDLE packets carry {} bytes of payload, so READ PSN reservation (and the gaps and retransmissions it implies) is wrong; leave --mtu out to use what the capture shows",
                 a.max_first_middle
             ));
         } else if let Some(seen) = a.global_pmtu().filter(|s| *s != m) {

@@ -19,12 +19,13 @@ pub struct CorrelateArgs {
     #[arg(short = 'f', long = "filter", value_name = "EXPR")]
     pub filter: Option<String>,
     /// Also decode UDP destination port N as RoCEv2 (repeatable).
-    #[arg(long = "roce-port", value_name = "N",
+    #[arg(long = "roce-port", value_name = "N", allow_negative_numbers = true,
           value_parser = clap::value_parser!(u16).range(1..))]
     pub roce_ports: Vec<u16>,
     /// Seconds a packet copy waits for its copy at the link's other end (fractions allowed);
     /// copies unmatched after it are lost or missed. Bounds memory.
-    #[arg(long, value_name = "SECS", default_value = "1", value_parser = super::parse_duration)]
+    #[arg(long, value_name = "SECS", default_value = "1", value_parser = super::parse_duration,
+          allow_negative_numbers = true)]
     pub window: f64,
     /// Print one JSON document instead of tables.
     #[arg(long)]

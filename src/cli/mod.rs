@@ -295,7 +295,7 @@ pub struct DisplayArgs {
     #[arg(short = 'n')]
     pub numeric: bool,
     /// Also decode UDP destination port N as RoCEv2 (repeatable), e.g. `--roce-port 9741`.
-    #[arg(long = "roce-port", value_name = "N",
+    #[arg(long = "roce-port", value_name = "N", allow_negative_numbers = true,
           value_parser = clap::value_parser!(u16).range(1..))]
     pub roce_ports: Vec<u16>,
     /// Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable), e.g.
@@ -331,11 +331,12 @@ pub struct ReportArgs {
     pub gaps: bool,
     /// Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE
     /// payloads, e.g. `--mtu 4096`.
-    #[arg(long, value_name = "BYTES", value_parser = parse_mtu)]
+    #[arg(long, value_name = "BYTES", value_parser = parse_mtu, allow_negative_numbers = true)]
     pub mtu: Option<u32>,
     /// Most flows tracked at once; RoCE frames of further flows are counted as untracked, so
     /// memory stays bounded when QPNs are sprayed.
-    #[arg(long = "max-flows", value_name = "N", default_value_t = 16384, value_parser = crate::cli::positive_usize)]
+    #[arg(long = "max-flows", value_name = "N", default_value_t = 16384, value_parser = crate::cli::positive_usize,
+          allow_negative_numbers = true)]
     pub max_flows: usize,
     /// Split flows by mirror session too: the ERSPAN session ID or VXLAN VNI the frame came
     /// through (one job mirrored from several ports).
