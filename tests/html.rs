@@ -78,21 +78,24 @@ fn self_contained() {
 #[test]
 fn written_when_stdout_is_closed() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let bin = assert_cmd::cargo::cargo_bin("roce-inspect");
-    for extra in ["-q", "--summary", "--gaps --json"] {
-        let out = dir.path().join("closed.html");
-        let _ = std::fs::remove_file(&out);
+    // `read write_bw.pcap ARGS --html OUT | true` through a shell, with roce-inspect's status.
+    let closed = |args: &str, out: &Path| {
         let script = format!(
-            "set -o pipefail; '{}' read '{}' {extra} --html '{}' | true",
-            bin.display(),
+            "set -o pipefail; '{}' read '{}' {args} --html '{}' | true",
+            assert_cmd::cargo::cargo_bin("roce-inspect").display(),
             sample("write_bw.pcap"),
             out.display()
         );
-        let run = Proc::new("bash")
+        Proc::new("bash")
             .arg("-c")
             .arg(&script)
             .output()
-            .expect("bash");
+            .expect("bash")
+    };
+    for extra in ["-q", "--summary", "--gaps --json"] {
+        let out = dir.path().join("closed.html");
+        let _ = std::fs::remove_file(&out);
+        let run = closed(extra, &out);
         let code = run.status.code();
         assert!(
             code == Some(0) || code == Some(141),
@@ -107,18 +110,7 @@ fn written_when_stdout_is_closed() {
         assert!(html.contains("id=\"flows\""), "{extra}");
     }
     // A report file that cannot be written is an error even then (status 1, one line).
-    let bad = dir.path().join("no/such/dir/r.html");
-    let script = format!(
-        "set -o pipefail; '{}' read '{}' --summary --html '{}' | true",
-        bin.display(),
-        sample("write_bw.pcap"),
-        bad.display()
-    );
-    let run = Proc::new("bash")
-        .arg("-c")
-        .arg(&script)
-        .output()
-        .expect("bash");
+    let run = closed("--summary", &dir.path().join("no/such/dir/r.html"));
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(err.contains("r.html") && err.lines().count() == 1, "{err}");
     assert_eq!(run.status.code(), Some(1), "{err}");

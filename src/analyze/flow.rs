@@ -211,6 +211,16 @@ pub struct FlowCold {
     pub negative_intervals: u64,
 }
 
+impl FlowCold {
+    /// Add the interval from `from` to `to` (ns) to the delay statistic `pick` chooses, or count
+    /// it in `negative_intervals` when it is negative ([`Samples::add_interval`]).
+    pub fn add_delay(&mut self, pick: fn(&mut FlowCold) -> &mut Samples, from: u64, to: u64) {
+        if !pick(self).add_interval(from, to) {
+            self.negative_intervals += 1;
+        }
+    }
+}
+
 /// The cold state of a flow that has none.
 static NO_COLD: LazyLock<FlowCold> = LazyLock::new(FlowCold::default);
 

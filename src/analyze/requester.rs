@@ -143,35 +143,27 @@ fn behind(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>, prev_ts: u64, advance:
     if let Some(why) = why {
         f.cold_mut().read_reissues += 1;
         if why == outcome::Reissue::AfterTimeout {
-            f.cold_mut().timeouts += 1;
             let c = f.cold_mut();
-            if !c.timeout_delay.add_interval(prev_ts, ts) {
-                c.negative_intervals += 1;
-            }
+            c.timeouts += 1;
+            c.add_delay(|c| &mut c.timeout_delay, prev_ts, ts);
         }
     } else if reliable(r.bth.opcode.transport()) && f.cold().retx_psn != Some(psn) {
         // Retransmission causes exist only on reliable transports; UC packets behind the
         // expected PSN are counted as retransmitted but not classified.
         if let Some(n) = f.cold().last_nak.filter(|n| n.psn == psn) {
-            f.cold_mut().nak_retransmissions += 1;
             let c = f.cold_mut();
-            if !c.retx_delay.add_interval(n.ts, ts) {
-                c.negative_intervals += 1;
-            }
-            f.cold_mut().last_nak = None;
+            c.nak_retransmissions += 1;
+            c.add_delay(|c| &mut c.retx_delay, n.ts, ts);
+            c.last_nak = None;
         } else if let Some(n) = f.cold().last_rnr.filter(|n| n.psn == psn) {
-            f.cold_mut().rnr_retransmissions += 1;
             let c = f.cold_mut();
-            if !c.rnr_delay.add_interval(n.ts, ts) {
-                c.negative_intervals += 1;
-            }
-            f.cold_mut().last_rnr = None;
+            c.rnr_retransmissions += 1;
+            c.add_delay(|c| &mut c.rnr_delay, n.ts, ts);
+            c.last_rnr = None;
         } else {
-            f.cold_mut().timeouts += 1;
             let c = f.cold_mut();
-            if !c.timeout_delay.add_interval(prev_ts, ts) {
-                c.negative_intervals += 1;
-            }
+            c.timeouts += 1;
+            c.add_delay(|c| &mut c.timeout_delay, prev_ts, ts);
         }
     }
     if reissue || f.cold().retx_psn != Some(psn) {

@@ -63,7 +63,11 @@ impl Samples {
     /// counts the others).
     #[must_use]
     pub fn add_interval(&mut self, from: u64, to: u64) -> bool {
-        to.checked_sub(from).map(|d| self.add(d)).is_some()
+        let Some(d) = to.checked_sub(from) else {
+            return false;
+        };
+        self.add(d);
+        true
     }
 
     /// Number of samples added.
@@ -155,18 +159,6 @@ impl Inner {
 
 #[cfg(test)]
 mod tests {
-
-    /// A negative interval is left out (and said so), not added as 0.
-    #[test]
-    fn negative_intervals_are_left_out() {
-        let mut s = Samples::new();
-        assert!(!s.add_interval(10, 5));
-        assert_eq!(s.count(), 0);
-        assert!(s.stat().is_none());
-        assert!(s.add_interval(5, 12));
-        assert_eq!(s.count(), 1);
-        assert_eq!(s.stat().map(|t| (t.min, t.max)), Some((7, 7)));
-    }
     use super::*;
 
     #[test]
@@ -194,5 +186,17 @@ mod tests {
         assert_eq!((st.count, st.min, st.max), (100_000, 0, 99_999));
         assert!(s.inner.as_ref().unwrap().buf.len() <= Samples::CAP);
         assert!((40_000..60_000).contains(&st.median), "{}", st.median);
+    }
+
+    /// A negative interval is left out (and said so), not added as 0.
+    #[test]
+    fn negative_intervals_are_left_out() {
+        let mut s = Samples::new();
+        assert!(!s.add_interval(10, 5));
+        assert_eq!(s.count(), 0);
+        assert!(s.stat().is_none());
+        assert!(s.add_interval(5, 12));
+        assert_eq!(s.count(), 1);
+        assert_eq!(s.stat().map(|t| (t.min, t.max)), Some((7, 7)));
     }
 }
