@@ -42,15 +42,22 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Arguments that clap accepts one by one but that contradict each other (`plot --to` not after
+/// `--from`): a usage error, exit status 2 ([`is_usage_error`]).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ArgError(pub String);
+
 /// Whether `e` is a bad command-line argument that only the run could find (a BPF filter
-/// expression of the user's that libpcap cannot compile): `roce-inspect` then exits with
-/// status 2, as for the arguments clap refuses.
+/// expression of the user's that libpcap cannot compile, an [`ArgError`]): `roce-inspect` then
+/// exits with status 2, as for the arguments clap refuses.
 pub fn is_usage_error(e: &anyhow::Error) -> bool {
     use crate::source::file::FileError;
     use crate::source::live::LiveError;
     e.chain().any(|c| {
         matches!(c.downcast_ref::<FileError>(), Some(FileError::Filter(..)))
             || matches!(c.downcast_ref::<LiveError>(), Some(LiveError::Filter(..)))
+            || c.downcast_ref::<ArgError>().is_some()
     })
 }
 

@@ -113,12 +113,13 @@ pub fn analyze_file(
 /// `roce-inspect plot`.
 ///
 /// # Errors
-/// As [`analyze_file`], a `--from`/`--to` outside the capture, or the output cannot be written.
+/// As [`analyze_file`], a `--from`/`--to` outside the capture, or the output cannot be written;
+/// an [`ArgError`](super::ArgError) when `--to` is not after `--from`.
 pub fn plot(a: &PlotArgs) -> Result<()> {
     if let (Some(f), Some(t)) = (a.from, a.to)
         && t <= f
     {
-        bail!("--to ({t}) must be after --from ({f})");
+        return Err(super::ArgError(format!("--to ({t}) must be after --from ({f})")).into());
     }
     let ext = Path::new(&a.output)
         .extension()
