@@ -27,16 +27,37 @@ TIME=/usr/bin/time
 THREADS=""
 $BIN read --help | grep -q -- '--threads' && THREADS=yes
 
-# median of RUNS wall times (s) and the peak RSS (MB) of that run
+# The medians of the current trace, by key, for the ratios printed after its table.
+declare -A MED
+
+# median of RUNS wall times (s) and the peak RSS (MB) of that run; the median is kept as
+# MED[key] when a key is given (run [-k KEY] NAME COMMAND...)
 run() {
+  local key=""
+  if [ "$1" = -k ]; then key=$2; shift 2; fi
   local name=$1; shift
   : > "$OUT/runs.txt"
   for _ in $(seq "$RUNS"); do
     "$TIME" -f "%e %M" -o "$OUT/time.txt" "$@" > /dev/null 2> "$OUT/stderr.txt" || true
     cat "$OUT/time.txt" >> "$OUT/runs.txt"
   done
-  sort -n "$OUT/runs.txt" | awk -v n="$RUNS" -v name="$name" \
-    'NR == int((n + 1) / 2) { printf "%-48s %8.3f s %8.1f MB\n", name, $1, $2 / 1024 }'
+  local line
+  line=$(sort -n "$OUT/runs.txt" | awk -v n="$RUNS" 'NR == int((n + 1) / 2) { print $1, $2 }')
+  [ -n "$key" ] && MED[$key]=${line%% *}
+  awk -v name="$name" -v l="$line" \
+    'BEGIN { split(l, v, " "); printf "%-48s %8.3f s %8.1f MB\n", name, v[1], v[2] / 1024 }'
+}
+
+# The issue-16 targets beside the ratios of this trace's medians (GNU time has 10 ms steps:
+# a ratio to a median of 0 is printed as "-").
+ratios() {
+  ratio() { awk -v a="${MED[$1]:-0}" -v b="${MED[$2]:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'; }
+  echo "-- ratios (issue 16 targets in brackets)"
+  echo "   read -q, 1 core / libpcap loop:          $(ratio q1 loop)x  [<= 1.5]"
+  [ -n "${MED[q2]:-}" ] && echo "   read -q --threads 2 / libpcap loop:      $(ratio q2 loop)x  [<= 1.0]"
+  echo "   tcpdump -nn -r / read (text):            $(ratio tcpdump text)x  [>= 5]"
+  echo "   tshark -T fields / read --json:          $(ratio fields json)x  [>= 40]"
+  echo "   tshark -q -z io,phs / read -q:           $(ratio phs q)x"
 }
 
 bench() {
@@ -44,18 +65,20 @@ bench() {
   # Into the page cache first: this machine drops files from it between runs.
   cat "$trace" > /dev/null
   echo "== $trace ($(du -h "$trace" | cut -f1), $($LOOP "$trace" | cut -d' ' -f1) frames), median of $RUNS"
-  run "libpcap pcap_next_ex loop (1 core)" taskset -c 0 $LOOP "$trace"
-  run "roce-inspect read -q (1 core)" taskset -c 0 $BIN read -q "$trace"
+  run -k loop "libpcap pcap_next_ex loop (1 core)" taskset -c 0 $LOOP "$trace"
+  run -k q1 "roce-inspect read -q (1 core)" taskset -c 0 $BIN read -q "$trace"
   if [ -n "$THREADS" ]; then
     run "roce-inspect read -q --threads 1" $BIN read -q --threads 1 "$trace"
-    run "roce-inspect read -q --threads 2" $BIN read -q --threads 2 "$trace"
+    run -k q2 "roce-inspect read -q --threads 2" $BIN read -q --threads 2 "$trace"
   fi
-  run "roce-inspect read -q" $BIN read -q "$trace"
-  run "roce-inspect read (text)" $BIN read "$trace"
-  run "roce-inspect read --json" $BIN read "$trace" --json
-  run "tcpdump -nn -r" tcpdump -nn -r "$trace"
-  run "tshark -T fields (2 fields)" tshark -r "$trace" -T fields -e infiniband.bth.destqp -e infiniband.bth.psn
-  run "tshark -q -z io,phs" tshark -r "$trace" -q -z io,phs
+  run -k q "roce-inspect read -q" $BIN read -q "$trace"
+  run -k text "roce-inspect read (text)" $BIN read "$trace"
+  run -k json "roce-inspect read --json" $BIN read "$trace" --json
+  run -k tcpdump "tcpdump -nn -r" tcpdump -nn -r "$trace"
+  run -k fields "tshark -T fields (2 fields)" tshark -r "$trace" -T fields -e infiniband.bth.destqp -e infiniband.bth.psn
+  run -k phs "tshark -q -z io,phs" tshark -r "$trace" -q -z io,phs
+  ratios
+  MED=()
 }
 
 bench "$SMALL"
