@@ -39,7 +39,8 @@ run() {
   : > "$OUT/runs.txt"
   for _ in $(seq "$RUNS"); do
     "$TIME" -f "%e %M" -o "$OUT/time.txt" "$@" > /dev/null 2> "$OUT/stderr.txt" || true
-    cat "$OUT/time.txt" >> "$OUT/runs.txt"
+    # Only the figures: GNU time adds "Command exited with non-zero status N" for a failure.
+    grep -E '^[0-9.]+ [0-9]+$' "$OUT/time.txt" >> "$OUT/runs.txt" || true
   done
   local line
   line=$(sort -n "$OUT/runs.txt" | awk -v n="$RUNS" 'NR == int((n + 1) / 2) { print $1, $2 }')

@@ -350,16 +350,22 @@ fn png_and_errors() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("--from"), "{err}");
-    // --to not after --from contradicts itself: a usage error, one line, exit 2.
-    let out = bin()
-        .args(["plot", &f, "--from", "5", "--to", "1", "-o"])
-        .arg(dir.path().join("x.svg"))
-        .output()
-        .expect("run");
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("--to (1) must be after --from (5)"), "{err}");
+    // --to not after --from (before it, or the same instant) contradicts itself: a usage
+    // error, one line, exit 2.
+    for (to, what) in [
+        ("1", "--to (1) must be after --from (5)"),
+        ("5", "--to (5)"),
+    ] {
+        let out = bin()
+            .args(["plot", &f, "--from", "5", "--to", to, "-o"])
+            .arg(dir.path().join("x.svg"))
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2), "--to {to}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(what), "{err}");
+    }
     // A bad kind is a usage error.
     bin()
         .args(["plot", &f, "--kind", "pie", "-o", "x.svg"])

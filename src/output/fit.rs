@@ -360,8 +360,13 @@ const CACHE_BYTES: usize = 4 << 20;
 const CELL_BYTES: usize = std::mem::size_of::<Kept>();
 
 /// A kept cell: where its text ends in [`Cells::text`], its printed width (terminal columns,
-/// measured once), its alignment (right) and colour.
-type Kept = (u32, u32, bool, Option<Tint>);
+/// measured once; [`WIDTH_UNKNOWN`] for one too wide to keep, measured again when drawn), its
+/// alignment (right) and colour: 8 bytes, as before widths were kept (with 12, the cell list of
+/// the 7,832-flow table would have taken 3 of the 4 MiB budget).
+type Kept = (u32, u16, bool, Option<Tint>);
+
+/// The width kept for a cell of 65,535 columns or more.
+const WIDTH_UNKNOWN: u16 = u16::MAX;
 
 /// Bytes of text a row is expected to keep, for deciding whether a table is kept.
 const ROW_TEXT_BYTES: usize = 128;
@@ -380,7 +385,10 @@ impl Cells {
     fn push(&mut self, row: &[Cell], widths: &[usize], columns: usize) {
         for (c, &w) in row.iter().zip(widths).take(columns) {
             self.text.push_str(&c.text);
-            let w = u32::try_from(w).unwrap_or(u32::MAX);
+            let w = u16::try_from(w)
+                .ok()
+                .filter(|&w| w < WIDTH_UNKNOWN)
+                .unwrap_or(WIDTH_UNKNOWN);
             self.cells.push((self.end(), w, c.right, c.fg));
         }
         for _ in row.len()..columns {
@@ -415,7 +423,11 @@ impl Cells {
                     let end = end as usize;
                     let text = &self.text[start..end];
                     start = end;
-                    (text, width as usize, right, fg)
+                    let width = match width {
+                        WIDTH_UNKNOWN => text_width(text),
+                        w => usize::from(w),
+                    };
+                    (text, width, right, fg)
                 })
             })
     }
@@ -687,6 +699,29 @@ mod tests {
                 assert_eq!(text, expected, "case {case}, {budget} bytes kept");
             }
         }
+    }
+
+    /// A kept cell stays 8 bytes (the budget's estimate and the flow table of the 500k-frame
+    /// mixed trace, 7,832 flows, kept whole, depend on it), and a cell too wide for its kept
+    /// width (65,535 columns or more; comfy-table, whose widths are 16 bits, cannot draw it) is
+    /// measured again and drawn as when nothing is kept: every line of the same width.
+    #[test]
+    fn a_kept_cell_is_eight_bytes_and_a_very_wide_one_is_measured_again() {
+        assert_eq!(CELL_BYTES, 8);
+        let header = ["a", "b"];
+        let rows = vec![
+            vec![right(1), Cell::new("é".repeat(70_000))],
+            vec![right(22), Cell::new("x")],
+        ];
+        let (kept, made) = ours_keeping(false, &header, &rows, usize::MAX);
+        assert_eq!(made, 2, "kept, not made twice");
+        let (again, made) = ours_keeping(false, &header, &rows, 0);
+        assert_eq!(made, 4, "made twice");
+        assert_eq!(kept, again);
+        let widths: Vec<usize> = kept.lines().map(text_width).collect();
+        assert_eq!(widths.len(), 6, "{widths:?}");
+        // │ 22 ┆ é…é │: three borders, four spaces of padding, 2 + 70,000 columns of text.
+        assert!(widths.iter().all(|&w| w == 70_000 + 9), "{widths:?}");
     }
 
     #[test]
