@@ -528,9 +528,33 @@ fn ip_length_too_short_for_udp_is_malformed_not_truncated() {
         }
         other => panic!("{other:?}"),
     }
+    // The IPv4 header itself is valid: its addresses are shown (as tshark shows them).
+    let net = f.net.expect("the IPv4 addresses");
+    assert_eq!(
+        (net.src.to_string(), net.dst.to_string()),
+        ("10.0.0.1".to_string(), "10.0.0.2".to_string())
+    );
     let line = text_line(&f, b.len());
     assert!(line.contains("[MALFORMED]"), "{line}");
     assert!(!line.contains("TRUNCATED"), "{line}");
+}
+
+/// An IPv4 total length of exactly 20 (the header alone, protocol UDP) leaves no transport
+/// byte: tshark shows a plain IPv4 frame and starts no UDP dissector, and so does the decoder
+/// (total length 0x0014, checksum recomputed by hand: 0x14a1).
+#[test]
+fn ip_length_of_the_header_alone_is_a_plain_ip_frame() {
+    let mut b = write_first();
+    b[16..18].copy_from_slice(&[0x00, 0x14]);
+    b[24..26].copy_from_slice(&[0x14, 0xa1]);
+    let f = decode(&b);
+    match f.kind {
+        FrameKind::Other(OtherKind::Ip { protocol }) => assert_eq!(protocol, 17),
+        other => panic!("{other:?}"),
+    }
+    assert!(f.net.is_some());
+    let line = text_line(&f, b.len());
+    assert!(!line.contains("MALFORMED"), "{line}");
 }
 
 /// A RoCE-port packet that is not a plausible BTH is decoded as malformed RoCE, never dropped:

@@ -277,16 +277,19 @@ fn transport_proto<'a>(
         return other(link, net, OtherKind::Ip { protocol: proto.0 });
     }
     match proto {
+        // An IP length that leaves no byte for the transport: a plain IP frame, as tshark
+        // shows it (it starts the UDP dissector on a non-empty payload only).
+        IpNumber::UDP if declared == 0 => other(link, net, OtherKind::Ip { protocol: proto.0 }),
         IpNumber::UDP => {
             let Ok(udp) = UdpHeaderSlice::from_slice(payload) else {
                 // Cut by the snap length, or an IP length that leaves no room for the 8-byte
-                // UDP header (a malformed packet, not a cut one).
+                // UDP header (a malformed packet, not a cut one); the IP addresses are known.
                 let why = if declared < 8 {
                     Undecodable::Invalid("UDP")
                 } else {
                     Undecodable::Truncated("UDP")
                 };
-                return undecodable(link, why);
+                return other(link, net, OtherKind::Undecodable(why));
             };
             let (sport, dport) = (udp.source_port(), udp.destination_port());
             if !cx.cfg.is_roce_port(dport) && cx.cfg.is_vxlan_port(dport) && cx.depth < MAX_ENCAP {
