@@ -442,6 +442,26 @@ fn header_only_capture_is_noted() {
     assert!(out.is_empty(), "{out}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("hdr.pcap: no frames"), "{err}");
+    // With a report, the note is one of its warnings (a `--summary --json | jq` pipeline sees
+    // it), not a line on stderr besides.
+    let (code, out, err) = run(&["read", f.to_str().unwrap(), "--summary", "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.is_empty(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let w = v["warnings"].as_array().unwrap();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].as_str()
+            .unwrap()
+            .ends_with("hdr.pcap: no frames (the file holds a capture header only)"),
+        "{w:?}"
+    );
+    let (_, out, err) = run(&["read", f.to_str().unwrap(), "-q"]);
+    assert!(err.is_empty(), "{err}");
+    assert!(
+        out.contains("warning: ") && out.contains("hdr.pcap: no frames"),
+        "{out}"
+    );
 }
 
 /// `-V` shows the ICRC as its CRC-32 value and as the bytes on the wire — the frame's last
@@ -1136,7 +1156,7 @@ fn meaningless_requests_are_refused() {
         ),
         (
             vec!["plot", w, "-o", jpg.to_str().unwrap()],
-            1,
+            2,
             "must end in .svg or .png",
         ),
         (
@@ -1145,7 +1165,7 @@ fn meaningless_requests_are_refused() {
             "No such file or directory",
         ),
         (vec!["read", w, "--max-flows", "0"], 2, "at least 1"),
-        (vec!["correlate", n0, n0], 1, "given twice"),
+        (vec!["correlate", n0, n0], 2, "given twice"),
         (
             vec!["correlate", w, r.to_str().unwrap()],
             1,

@@ -433,7 +433,7 @@ fn bad_input_is_one_line_and_exit_1() {
     let b = tmp.path().join("write_bw.pcap");
     std::fs::copy(&a, &b).unwrap();
     let out = export_output(&[&a, &b], &tmp.path().join("o"), &[]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("same file name"));
     // No --parquet: usage error.
     let out = bin().args(["export"]).arg(&a).output().unwrap();
@@ -728,7 +728,7 @@ fn export_mistakes_are_said_on_stderr() {
     let dir = tmp.path().join("new");
     let stdin = Path::new("-");
     let out = export_output(&[stdin, stdin], &dir, &[]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "roce-inspect: standard input (-) is given twice\n"

@@ -162,6 +162,13 @@ fn ipv4_header_length_below_20_is_not_roce() {
     let r = report("ipv4_ihl_short.pcap", &[]);
     assert_eq!(frames(&r), [2, 0, 2, 0, 0, 0]);
     assert_eq!(icrc(&r), [0, 0, 0]);
+    // The report says why it is empty among its warnings (nothing on stderr, see `report`).
+    let w = r["warnings"].as_array().unwrap();
+    assert!(
+        w.iter()
+            .any(|w| w.as_str().unwrap().contains("no RoCE packets in 2 frames")),
+        "{w:?}"
+    );
     // Undecodable frames are shown (marked) even without --all; with no RoCE at all, stderr
     // says so (exit 0).
     let (code, out, err) = run(&["read", &file("ipv4_ihl_short.pcap")]);

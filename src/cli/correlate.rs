@@ -38,7 +38,8 @@ pub struct CorrelateArgs {
 /// Run `correlate`.
 ///
 /// # Errors
-/// A file that cannot be read, captures that share no traffic, output errors.
+/// A file that cannot be read, captures that share no traffic, output errors; a capture given
+/// twice is an [`ArgError`](super::ArgError) (a usage error, exit status 2).
 pub fn run(a: &CorrelateArgs) -> Result<Outcome> {
     for (i, f) in a.files.iter().enumerate() {
         let same = |g: &String| match (std::fs::canonicalize(f), std::fs::canonicalize(g)) {
@@ -46,7 +47,7 @@ pub fn run(a: &CorrelateArgs) -> Result<Outcome> {
             _ => f == g,
         };
         if a.files[..i].iter().any(same) {
-            anyhow::bail!("{f}: the same capture is given twice");
+            return Err(super::ArgError(format!("{f}: the same capture is given twice")).into());
         }
     }
     let cfg = Config {

@@ -67,7 +67,8 @@ fn default_host(path: &str) -> String {
 /// `roce-inspect export`.
 ///
 /// # Errors
-/// Two files with the same name (their partitions would collide); otherwise each file that
+/// Two files with the same name (their partitions would collide) are an
+/// [`ArgError`](super::ArgError) (a usage error, exit status 2); otherwise each file that
 /// cannot be exported is reported on its own line and the others are still exported, then one
 /// error says how many failed (the error itself when there is one file).
 pub fn export(a: &ExportArgs) -> Result<Outcome> {
@@ -75,11 +76,12 @@ pub fn export(a: &ExportArgs) -> Result<Outcome> {
     for f in &a.files {
         if let Some(other) = seen.insert(capture_name(f), f) {
             if f == "-" && other == "-" {
-                bail!("standard input (-) is given twice");
+                return Err(super::ArgError("standard input (-) is given twice".into()).into());
             }
-            bail!(
+            return Err(super::ArgError(format!(
                 "{other} and {f} have the same file name, so their exports would replace each other: export them into different folders or rename one"
-            );
+            ))
+            .into());
         }
     }
     if a.parquet.exists() && !a.parquet.is_dir() {

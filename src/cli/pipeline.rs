@@ -519,6 +519,32 @@ pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome>
             "{where_}: {e}: the report covers the frames before it"
         ));
     }
+    let unfiltered = d.filter.is_none() && d.qp.is_none() && d.opcode.is_none() && !d.all;
+    // Why nothing was found: a warning of the report when there is one (so that `--summary
+    // --json | jq` sees it), else a line on stderr (nothing else would be printed).
+    let nothing = if run.frames() == 0 && d.filter.is_none() && read_err.is_none() {
+        Some(format!(
+            "{shown}: no frames (the file holds a capture header only)"
+        ))
+    } else if run.roce_frames() == 0 && run.frames() > 0 && unfiltered {
+        let frames = crate::output::counted(run.frames(), "frame");
+        // With -c N the RoCE traffic may simply come later in the file.
+        let hint = if run.remaining() == Some(0) {
+            "-c stopped the read there; --all lists every frame"
+        } else {
+            "RoCEv2 on a UDP port other than 4791? try --roce-port N; --all lists every frame"
+        };
+        Some(format!("{shown}: no RoCE packets in {frames} ({hint})"))
+    } else {
+        None
+    };
+    let nothing = match nothing {
+        Some(w) if run.analyzing() => {
+            run.warn_input(w);
+            None
+        }
+        other => other,
+    };
     let finished = match &pool {
         Some(pool) => pool.install(|| run.finish()),
         None => run.finish(),
@@ -534,20 +560,9 @@ pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome>
     if let Some(e) = read_err {
         return Err(anyhow::Error::new(e).context(where_));
     }
-    let unfiltered = d.filter.is_none() && d.qp.is_none() && d.opcode.is_none() && !d.all;
-    if run.frames() == 0 && d.filter.is_none() && run.print_packets() {
+    if let Some(line) = nothing.filter(|_| run.print_packets()) {
         // Else nothing at all is printed, as if the tool had not run.
-        eprintln!("roce-inspect: {shown}: no frames (the file holds a capture header only)");
-    }
-    if run.roce_frames() == 0 && run.frames() > 0 && unfiltered && run.print_packets() {
-        let frames = crate::output::counted(run.frames(), "frame");
-        // With -c N the RoCE traffic may simply come later in the file.
-        let hint = if run.remaining() == Some(0) {
-            "-c stopped the read there; --all lists every frame"
-        } else {
-            "RoCEv2 on a UDP port other than 4791? try --roce-port N; --all lists every frame"
-        };
-        eprintln!("roce-inspect: {shown}: no RoCE packets in {frames} ({hint})");
+        eprintln!("roce-inspect: {line}");
     }
     Ok(Outcome::Ok)
 }

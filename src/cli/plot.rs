@@ -125,7 +125,9 @@ pub fn plot(a: &PlotArgs) -> Result<()> {
         .extension()
         .map(|e| e.to_ascii_lowercase());
     if !ext.is_some_and(|e| e == "svg" || e == "png") {
-        bail!("{}: the output must end in .svg or .png", a.output);
+        return Err(
+            super::ArgError(format!("{}: the output must end in .svg or .png", a.output)).into(),
+        );
     }
     let cfg = AnalyzeConfig {
         mtu: a.mtu,
