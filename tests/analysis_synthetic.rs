@@ -284,4 +284,43 @@ fn text_summary_sections_and_colour() {
     assert_eq!(n as u64, total);
     let msgs = String::from_utf8(msgs).unwrap();
     assert_eq!(msgs.lines().filter(|l| l.contains("10.0.")).count(), n);
+    // On a 100- or 120-column terminal the standalone tables (`--messages`, `--gaps`) hide
+    // columns to fit, as the report's do, and say which; each row still starts on a line of
+    // its own. The full tables are wider than that.
+    use roce_inspect::output::fit::rendered_width;
+    use roce_inspect::output::summary::{write_gaps_fit, write_messages_fit};
+    assert!(rendered_width(&msgs) > 120 && rendered_width(&gaps) > 120);
+    for width in [100u16, 120] {
+        let mut m = Vec::new();
+        write_messages_fit(&report, &mut m, false, Some(width)).unwrap();
+        let m = String::from_utf8(m).unwrap();
+        let mut g = Vec::new();
+        write_gaps_fit(&report, &mut g, false, Some(width)).unwrap();
+        let g = String::from_utf8(g).unwrap();
+        for (text, rows, kept) in [(&m, n, "status"), (&g, 14, "missing")] {
+            assert!(
+                text.lines()
+                    .all(|l| rendered_width(l) <= usize::from(width)),
+                "{width}: {text}"
+            );
+            assert!(
+                text.contains("hidden to fit the terminal: src → dst"),
+                "{text}"
+            );
+            assert!(text.contains(kept), "{text}");
+            // Rows are told apart by their first PSN (messages) or expected PSN (gaps).
+            let psn_rows = text
+                .lines()
+                .filter(|l| l.starts_with('│') && l.chars().any(|c| c.is_ascii_digit()))
+                .count();
+            assert_eq!(psn_rows, rows, "{width}: {text}");
+        }
+    }
+    let mut m = Vec::new();
+    write_messages_fit(&report, &mut m, false, None).unwrap();
+    assert_eq!(
+        String::from_utf8(m).unwrap(),
+        msgs,
+        "no width: every column"
+    );
 }

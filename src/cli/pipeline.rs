@@ -384,7 +384,7 @@ fn write_html(report: &Report, trace: &Trace, name: &str, path: &str) -> io::Res
 /// # Errors
 /// Output I/O errors.
 pub fn write_reports(report: &Report, d: &DisplayArgs, out: &mut dyn Write) -> io::Result<()> {
-    use crate::output::summary::{write_gaps, write_messages, write_summary_fit};
+    use crate::output::summary::{write_gaps_fit, write_messages_fit, write_summary_fit};
     let r: &ReportArgs = &d.report;
     // `-q` alone means the summary.
     let summary = r.summary || !(r.messages || r.gaps);
@@ -409,19 +409,19 @@ pub fn write_reports(report: &Report, d: &DisplayArgs, out: &mut dyn Write) -> i
         return Ok(());
     }
     let color = d.color.enabled();
+    let width = if r.wide {
+        None
+    } else {
+        crate::output::fit::terminal_width()
+    };
     if summary {
-        let width = if r.wide {
-            None
-        } else {
-            crate::output::fit::terminal_width()
-        };
         write_summary_fit(report, out, color, width)?;
     }
     if r.messages {
-        write_messages(report, out, color)?;
+        write_messages_fit(report, out, color, width)?;
     }
     if r.gaps {
-        write_gaps(report, out, color)?;
+        write_gaps_fit(report, out, color, width)?;
     }
     Ok(())
 }

@@ -783,16 +783,60 @@ fn write_gap_table(
     }
 }
 
-/// Write every stored gap event with its loss story (`--gaps`).
+/// Write every stored gap event with its loss story (`--gaps`), every column.
 pub fn write_gaps(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    write_gaps_fit(report, out, color, None)
+}
+
+/// [`write_gaps`] fitted to a terminal `width` columns wide (`None`: every column): the least
+/// important columns (the addresses, the QP, the PSN space) are hidden first, and a note under
+/// the table says which.
+///
+/// # Errors
+/// The writer's.
+pub fn write_gaps_fit(
+    report: &Report,
+    out: &mut dyn Write,
+    color: bool,
+    width: Option<u16>,
+) -> io::Result<()> {
     if report.gaps.is_empty() {
         return writeln!(out, "no PSN gaps");
     }
-    write_gap_table(report, &report.gaps, out, color, None)
+    write_gap_table(report, &report.gaps, out, color, width)
 }
 
-/// Write the reassembled messages (`--messages`; needs `AnalyzeConfig::keep_messages`).
+/// Message-table columns hidden first when the terminal is narrow: what the flow number and
+/// the QPN already say, then the details of one message kind.
+const MESSAGE_DROP_ORDER: [&str; 8] = [
+    "src → dst",
+    "imm",
+    "RETH va / rkey / len",
+    "pkts",
+    "last PSN",
+    "start (s)",
+    "READ latency",
+    "duration",
+];
+
+/// Write the reassembled messages (`--messages`; needs `AnalyzeConfig::keep_messages`), every
+/// column.
 pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    write_messages_fit(report, out, color, None)
+}
+
+/// [`write_messages`] fitted to a terminal `width` columns wide (`None`: every column): the
+/// least important columns (the addresses, immediate data, RETH) are hidden first, and a note
+/// under the table says which.
+///
+/// # Errors
+/// The writer's.
+pub fn write_messages_fit(
+    report: &Report,
+    out: &mut dyn Write,
+    color: bool,
+    width: Option<u16>,
+) -> io::Result<()> {
     let Some(msgs) = &report.messages else {
         return writeln!(out, "messages were not kept");
     };
@@ -869,7 +913,11 @@ pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::
         ]
     };
     let n = msgs.len();
-    write_table(out, color, &header, n, row, &[], None).map(|_| ())
+    let hidden = write_table(out, color, &header, n, row, &MESSAGE_DROP_ORDER, width)?;
+    match crate::output::fit::hidden_note(&hidden, width) {
+        Some(note) => writeln!(out, "{note}"),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
