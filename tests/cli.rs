@@ -462,6 +462,12 @@ fn header_only_capture_is_noted() {
         out.contains("warning: ") && out.contains("hdr.pcap: no frames"),
         "{out}"
     );
+    // `--gaps` and `--messages` print no warnings: the note stays on stderr.
+    for args in [["-q", "--gaps"], ["-q", "--messages"]] {
+        let (code, _, err) = run(&["read", f.to_str().unwrap(), args[0], args[1]]);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(err.contains("hdr.pcap: no frames"), "{args:?}: {err}");
+    }
 }
 
 /// `-V` shows the ICRC as its CRC-32 value and as the bytes on the wire — the frame's last

@@ -207,6 +207,82 @@ fn allreduce_lost_and_missed_lists_are_exact() {
     assert_eq!(r["corrupted"].as_array().unwrap().len(), 0);
 }
 
+/// The order of the files does not decide what is correlated: with a capture of another job
+/// between the same hosts (`write_bw`, 10.0.0.1 ⇄ 10.0.0.2) given first, last or between two
+/// nodes, node0 and node1 still get the scenario's clocks (against node0, the reference, when
+/// the other capture comes first) and the same links, and the other capture's packets are
+/// listed as seen by it alone, not as a link nothing crosses. Before, given first it made the
+/// reference (every offset unknown), and given between the two nodes it was chained between
+/// them: nothing was matched.
+#[test]
+fn file_order_does_not_change_the_links_or_clocks() {
+    let t = allreduce::scenario().truth;
+    let other = root().join("samples/write_bw.pcap").display().to_string();
+    let (n0, n1) = (sample(0), sample(1));
+    let want_rel = t.offsets_ns[1] - t.offsets_ns[0];
+    let mut seen_links = Vec::new();
+    for files in [
+        [other.as_str(), &n0, &n1],
+        [&n0, other.as_str(), &n1],
+        [&n0, &n1, other.as_str()],
+    ] {
+        let r = json(&files);
+        let k = |f: &str| files.iter().position(|x| *x == f).unwrap();
+        let offs = r["clock_offsets"].as_array().unwrap();
+        let ns = |f: &str| offs[k(f)]["offset_ns"].as_i64();
+        let (o0, o1) = (ns(&n0).expect("node0"), ns(&n1).expect("node1"));
+        assert_eq!(o1 - o0, want_rel, "{files:?}");
+        assert_eq!(ns(&other), None, "{files:?}");
+        // The reference is node0 (the first capture of the pair), offset 0.
+        assert_eq!(r["clock_reference"], k(&n0), "{files:?}");
+        assert_eq!(o0, 0, "{files:?}");
+        let name = |v: &Value| {
+            let f = v.as_str().unwrap();
+            Path::new(f)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .to_string()
+        };
+        let mut links: Vec<(String, String, String, String, u64)> = r["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                (
+                    l["src"].as_str().unwrap().to_string(),
+                    l["dst"].as_str().unwrap().to_string(),
+                    name(&l["upstream"]),
+                    name(&l["downstream"]),
+                    l["matched"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        links.sort();
+        assert_eq!(links.len(), 2, "{links:?}");
+        assert!(links.iter().all(|l| l.4 > 0), "{links:?}");
+        assert!(
+            links
+                .iter()
+                .all(|l| !l.2.contains("write_bw") && !l.3.contains("write_bw")),
+            "{links:?}"
+        );
+        let alone: Vec<String> = r["single_capture"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| name(&s["file"]) == "write_bw.pcap")
+            .map(|s| format!("{} → {}", s["src"], s["dst"]))
+            .collect();
+        assert_eq!(alone.len(), 2, "{alone:?}");
+        seen_links.push(links);
+    }
+    assert!(
+        seen_links.windows(2).all(|w| w[0] == w[1]),
+        "{seen_links:?}"
+    );
+}
+
 #[test]
 fn json_has_the_documented_keys() {
     let r = allreduce_report();
@@ -219,6 +295,7 @@ fn json_has_the_documented_keys() {
         &r,
         &[
             "captures",
+            "clock_reference",
             "clock_offsets",
             "links",
             "lost",
@@ -524,6 +601,68 @@ fn directions_seen_by_one_capture_are_listed_not_lost() {
     assert_eq!(r["links"].as_array().unwrap().len(), 2);
     assert_eq!(r["lost"].as_array().unwrap().len(), 0);
     assert_eq!(r["missed"].as_array().unwrap().len(), 0);
+}
+
+/// A short capture holding a few of a long capture's packets is still linked to it and its
+/// packets matched, although the long capture's sample (4096 packets per direction) holds none
+/// of them: a link is left out only when the matching crossed nothing over it.
+#[test]
+fn a_short_capture_of_a_few_packets_is_matched() {
+    use roce_inspect::correlate::packet::Observation;
+    use roce_inspect::correlate::survey::SAMPLE_PER_DIRECTION;
+    use roce_inspect::decode::{DecodeConfig, LinkType, decode_frame};
+    use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, Record, pcap_bytes};
+    use roce_inspect::synth::frame::{Bth, Packet};
+    // 20,000 RC SEND ONLY packets 10.0.0.1 → 10.0.0.2, 1 µs apart; the short capture holds 30
+    // of them from the middle that are not in the long one's sample, seen 2 µs later.
+    let frames: Vec<(u64, Vec<u8>)> = (0..20_000u32)
+        .map(|i| {
+            let bth = Bth {
+                opcode: 0x04,
+                dest_qp: 0x11,
+                psn: i,
+                ..Bth::default()
+            };
+            let p = Packet::v4([10, 0, 0, 1], [10, 0, 0, 2], bth);
+            (1_700_000_000_000_000_000 + u64::from(i) * 1000, p.build())
+        })
+        .collect();
+    let hash = |f: &[u8]| {
+        let frame = decode_frame(
+            LinkType::ETHERNET,
+            f,
+            f.len() as u32,
+            &DecodeConfig::default(),
+        );
+        Observation::of(&frame, 1, 0).unwrap().sample_hash()
+    };
+    let mut hashes: Vec<u64> = frames.iter().map(|(_, f)| hash(f)).collect();
+    hashes.sort_unstable();
+    let sampled_below = hashes[SAMPLE_PER_DIRECTION - 1];
+    let long: Vec<Record> = frames
+        .iter()
+        .map(|(t, f)| Record::new(*t, f.clone()))
+        .collect();
+    let short: Vec<Record> = frames[10_000..]
+        .iter()
+        .filter(|(_, f)| hash(f) > sampled_below)
+        .take(30)
+        .map(|(t, f)| Record::new(t + 2000, f.clone()))
+        .collect();
+    assert_eq!(short.len(), 30);
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("long.pcap"), tmp.path().join("short.pcap"));
+    std::fs::write(&a, pcap_bytes(LINKTYPE_ETHERNET, 65535, &long)).unwrap();
+    std::fs::write(&b, pcap_bytes(LINKTYPE_ETHERNET, 65535, &short)).unwrap();
+    for files in [[&a, &b], [&b, &a]] {
+        let f: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
+        let r = json(&f);
+        let links = r["links"].as_array().unwrap();
+        assert_eq!(links.len(), 1, "{f:?}: {r}");
+        assert_eq!(links[0]["matched"], 30, "{f:?}: {r}");
+        assert_eq!(links[0]["lost"], 0, "{f:?}");
+        assert_eq!(links[0]["missed_by_upstream"], 0, "{f:?}");
+    }
 }
 
 /// The first `keep` records of a classic little-endian pcap file.

@@ -212,6 +212,16 @@ fn rocev2_over_ipv6_read_request() {
     // An address byte is invariant.
     v[14 + 8] ^= 0x80;
     assert_eq!(roce(&decode(&v)).icrc.status, IcrcStatus::Bad);
+    // Four bytes after the IPv6 payload (an Ethernet trailer, as tshark shows it: outside the
+    // packet): the same packet, its ICRC over the same bytes; they were counted as IPv6 header
+    // (the packet "malformed", its ICRC covering the trailer).
+    let mut t = b.clone();
+    t.extend_from_slice(&[0xde, 0xad, 0xbe, 0xef]);
+    let f = decode(&t);
+    let p = roce(&f);
+    assert!(p.malformed.is_none(), "{:?}", p.malformed);
+    assert_eq!(p.icrc.status, IcrcStatus::Good, "{:?}", p.icrc);
+    assert_eq!(p.icrc.value, Some(0x552b_9d34));
 }
 
 /// XRC RDMA WRITE ONLY with immediate (0xAB): BTH, XRCETH (SRQ 0xabcdef), RETH, ImmDt, 8 bytes.

@@ -369,6 +369,12 @@ impl ReportArgs {
     pub fn text_wanted(&self) -> bool {
         self.summary || self.quiet || self.messages || self.gaps
     }
+
+    /// Whether the summary (with its warnings) is printed: `--summary`, or `-q` without
+    /// `--messages` or `--gaps`.
+    pub fn summary_shown(&self) -> bool {
+        self.summary || (self.quiet && !(self.messages || self.gaps))
+    }
 }
 
 pub(crate) fn parse_mtu(s: &str) -> Result<u32, String> {

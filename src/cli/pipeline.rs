@@ -520,8 +520,9 @@ pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome>
         ));
     }
     let unfiltered = d.filter.is_none() && d.qp.is_none() && d.opcode.is_none() && !d.all;
-    // Why nothing was found: a warning of the report when there is one (so that `--summary
-    // --json | jq` sees it), else a line on stderr (nothing else would be printed).
+    // Why nothing was found: a warning of the report when one shows its warnings (the summary,
+    // so that `--summary --json | jq` sees it; the HTML report), else a line on stderr (the
+    // packet lines, `--gaps` and `--messages` would not say it).
     let nothing = if run.frames() == 0 && d.filter.is_none() && read_err.is_none() {
         Some(format!(
             "{shown}: no frames (the file holds a capture header only)"
@@ -538,8 +539,9 @@ pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome>
     } else {
         None
     };
+    let in_report = run.analyzing() && (d.report.summary_shown() || d.report.html.is_some());
     let nothing = match nothing {
-        Some(w) if run.analyzing() => {
+        Some(w) if in_report => {
             run.warn_input(w);
             None
         }
@@ -560,8 +562,8 @@ pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome>
     if let Some(e) = read_err {
         return Err(anyhow::Error::new(e).context(where_));
     }
-    if let Some(line) = nothing.filter(|_| run.print_packets()) {
-        // Else nothing at all is printed, as if the tool had not run.
+    if let Some(line) = nothing {
+        // Else nothing says why nothing is listed, as if the tool had not run.
         eprintln!("roce-inspect: {line}");
     }
     Ok(Outcome::Ok)

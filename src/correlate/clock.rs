@@ -8,9 +8,10 @@
 //! (min d→ − min d←) / 2, whatever asymmetry there is, which is bounded by
 //! (min d→ + min d←) / 2 = (min rᶠ + min rʳ) / 2: the error bound reported.
 //!
-//! Offsets against the first capture follow the chain of pairwise estimates with the smallest
-//! summed error bound (Dijkstra over the captures); a capture that no chain reaches has no
-//! offset.
+//! Offsets against the reference capture ([`reference`]: the first capture, unless another
+//! one is linked by pairwise estimates to more captures) follow the chain of pairwise estimates
+//! with the smallest summed error bound (Dijkstra over the captures); a capture that no chain
+//! reaches has no offset.
 
 use super::survey::{DirId, Sample, Survey};
 
@@ -47,15 +48,43 @@ pub fn ntp_estimate(min_fwd: i64, min_rev: i64) -> Offset {
     }
 }
 
-/// Each capture's offset against capture 0 along the chain of `pairs` with the smallest summed
-/// error bound; `None` for a capture no chain reaches.
-pub fn chain_offsets(n: usize, pairs: &[PairEstimate]) -> Vec<Option<Offset>> {
+/// The capture whose clock the others are given against, among `n` captures with pairwise
+/// estimates `pairs`: the first capture of the largest group of captures that chains of `pairs`
+/// connect (ties: the group with the earliest capture), so that the order of the files does
+/// not decide whether their clocks can be aligned (a first capture that shares no traffic with
+/// the others would leave every offset unknown). The first capture when it is in such a group;
+/// 0 when `n` is 0.
+pub fn reference(n: usize, pairs: &[PairEstimate]) -> usize {
+    // Union-find over the captures; each group is named by its smallest member.
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut c: usize) -> usize {
+        while parent[c] != c {
+            parent[c] = parent[parent[c]];
+            c = parent[c];
+        }
+        c
+    }
+    for p in pairs.iter().filter(|p| p.i < n && p.j < n) {
+        let (a, b) = (root(&mut parent, p.i), root(&mut parent, p.j));
+        parent[a.max(b)] = a.min(b);
+    }
+    let mut size = vec![0usize; n];
+    for c in 0..n {
+        size[root(&mut parent, c)] += 1;
+    }
+    // The earliest capture of the largest group (max_by_key keeps the last maximum).
+    (0..n).rev().max_by_key(|&c| size[c]).unwrap_or(0)
+}
+
+/// Each capture's offset against capture `reference` along the chain of `pairs` with the
+/// smallest summed error bound; `None` for a capture no chain reaches.
+pub fn chain_offsets(n: usize, reference: usize, pairs: &[PairEstimate]) -> Vec<Option<Offset>> {
     let mut best: Vec<Option<Offset>> = vec![None; n];
     let mut done = vec![false; n];
-    if n == 0 {
+    if reference >= n {
         return best;
     }
-    best[0] = Some(Offset { ns: 0, err: 0 });
+    best[reference] = Some(Offset { ns: 0, err: 0 });
     while let Some(u) = (0..n)
         .filter(|&c| !done[c] && best[c].is_some())
         .min_by_key(|&c| best[c].map(|o| o.err))
@@ -228,12 +257,39 @@ mod tests {
         };
         // 0→2 direct has a large error; 0→1→2 is tighter.
         let pairs = [e(0, 1, 100, 5), e(1, 2, 50, 5), e(0, 2, 170, 100)];
-        let o = chain_offsets(4, &pairs);
+        let o = chain_offsets(4, 0, &pairs);
         assert_eq!(o[1], Some(Offset { ns: 100, err: 5 }));
         assert_eq!(o[2], Some(Offset { ns: 150, err: 10 }));
         assert_eq!(o[3], None);
         // Reversed pair orientation.
-        let o = chain_offsets(2, &[e(1, 0, -100, 5)]);
+        let o = chain_offsets(2, 0, &[e(1, 0, -100, 5)]);
         assert_eq!(o[1], Some(Offset { ns: 100, err: 5 }));
+        // Against capture 1: 0 is 100 ns behind it, 2 is 50 ahead.
+        let o = chain_offsets(3, 1, &pairs);
+        assert_eq!(o[0], Some(Offset { ns: -100, err: 5 }));
+        assert_eq!(o[1], Some(Offset { ns: 0, err: 0 }));
+        assert_eq!(o[2], Some(Offset { ns: 50, err: 5 }));
+    }
+
+    /// The reference is the first capture unless it is outside the largest group of captures
+    /// that share traffic; then the first capture of that group.
+    #[test]
+    fn reference_is_the_first_capture_of_the_largest_group() {
+        let e = |i, j| PairEstimate {
+            i,
+            j,
+            offset: Offset { ns: 0, err: 1 },
+        };
+        assert_eq!(reference(0, &[]), 0);
+        assert_eq!(reference(3, &[]), 0, "no pair: the first capture");
+        assert_eq!(reference(3, &[e(0, 1)]), 0);
+        // Capture 0 shares nothing: 1 and 2 do.
+        assert_eq!(reference(3, &[e(1, 2)]), 1);
+        assert_eq!(reference(4, &[e(2, 3), e(3, 1)]), 1);
+        // Two groups of two: the one with the earliest capture.
+        assert_eq!(reference(4, &[e(2, 3), e(0, 1)]), 0);
+        assert_eq!(reference(5, &[e(3, 4), e(1, 2)]), 1);
+        // A larger group later in the list wins over a pair at the front.
+        assert_eq!(reference(5, &[e(0, 1), e(2, 3), e(3, 4)]), 2);
     }
 }

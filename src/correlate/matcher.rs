@@ -1,6 +1,6 @@
-//! Second pass: the captures merged in time order (each shifted onto the first capture's clock)
-//! and every copy of a link's packets matched with its copy at the link's other end, in a
-//! bounded window.
+//! Second pass: the captures merged in time order (each shifted onto the reference capture's
+//! clock) and every copy of a link's packets matched with its copy at the link's other end, in
+//! a bounded window.
 //!
 //! A copy waits in the window until its counterpart arrives; copies of the same identity
 //! (retransmissions) are paired so that a downstream copy takes the most recent upstream copy

@@ -19,7 +19,8 @@
 //! **Clock offsets** ([`clock`]): between two captures sharing packets in both directions,
 //! NTP's estimate from the smallest delta each way, θ̂ = (min rᶠ − min rʳ) / 2, with the error
 //! bound (min rᶠ + min rʳ) / 2 (half the sum of the smallest one-way delays: what an
-//! asymmetry of the path could hide). Offsets against the first capture follow the chain of
+//! asymmetry of the path could hide). Offsets against the reference capture (the first one,
+//! unless it is outside the largest group of captures that share traffic) follow the chain of
 //! pairs with the smallest summed bound.
 //!
 //! **Links** ([`plan`]): for each direction seen by two or more captures, the capture that

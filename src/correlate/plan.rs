@@ -3,7 +3,7 @@
 
 use super::clock::{
     Deltas, Offset, Oriented, PairEstimate, chain_offsets, orient_two_way, pair_estimate,
-    shared_deltas,
+    reference, shared_deltas,
 };
 use super::survey::{DirId, Survey};
 use crate::analyze::fxhash::FxBuild;
@@ -31,11 +31,18 @@ pub struct LinkPlan {
     /// Largest one-way delay in the survey's sample (ns; the window when none was sampled):
     /// a packet this close to the other capture's start or end is not called lost or missed.
     pub margin_ns: i64,
+    /// Whether the two ends' samples share packets of the direction. A link whose ends share
+    /// none may still carry packets (a short capture of a few of a long one's packets is
+    /// rarely in the long one's sample), or none (another job between the same hosts): the
+    /// report keeps it only when the matching crossed packets over it.
+    pub sampled: bool,
 }
 
 /// The matching plan.
 pub struct Plan {
-    /// Each capture's clock offset against the first (survey estimate).
+    /// The capture whose clock the offsets are against ([`reference`]).
+    pub reference: usize,
+    /// Each capture's clock offset against the reference capture's (survey estimate).
     pub offsets: Vec<Option<Offset>>,
     /// The pairwise estimates the offsets were chained from.
     pub pairs: Vec<PairEstimate>,
@@ -67,7 +74,8 @@ pub fn plan(s: &Survey, window_ns: i64) -> Plan {
             shared.insert((i, j), sh);
         }
     }
-    let offsets = chain_offsets(n, &pairs);
+    let reference = reference(n, &pairs);
+    let offsets = chain_offsets(n, reference, &pairs);
     orient_one_way(&shared, &offsets, &mut orient);
     let (links, single) = links(s, &offsets, &orient, window_ns);
     let mut by_dir = vec![Vec::new(); s.directions.list.len()];
@@ -76,6 +84,7 @@ pub fn plan(s: &Survey, window_ns: i64) -> Plan {
         by_dir[l.dir as usize].push((l.down, k as u32, Side::Down));
     }
     Plan {
+        reference,
         offsets,
         pairs,
         links,
@@ -107,7 +116,10 @@ fn orient_one_way(
 }
 
 /// Order the captures of each direction from upstream to downstream (by how many of the others
-/// each one precedes) and make a link of each consecutive two.
+/// each one precedes) and make a link of each consecutive two. Captures whose samples share no
+/// packet of the direction with the others come last, so that one seeing other packets between
+/// the same two hosts (another job, another time) is never chained between two captures of one
+/// link (`correlate other.pcap a.pcap b.pcap` then matched nothing).
 fn links(
     s: &Survey,
     offsets: &[Option<Offset>],
@@ -124,20 +136,18 @@ fn links(
             single.push((d, covering[0]));
             continue;
         }
-        let precedes = |a: usize, b: usize| {
-            orient
-                .get(&(a.min(b), a.max(b), d))
-                .is_some_and(|(_, o)| o.up == a)
-        };
+        let oriented = |a: usize, b: usize| orient.get(&(a.min(b), a.max(b), d));
+        let precedes = |a: usize, b: usize| oriented(a, b).is_some_and(|(_, o)| o.up == a);
+        let shares = |c: usize| covering.iter().any(|&o| o != c && oriented(c, o).is_some());
         let mut order = covering.clone();
         order.sort_by_key(|&c| {
             let wins = covering.iter().filter(|&&o| o != c && precedes(c, o));
-            (std::cmp::Reverse(wins.count()), c)
+            (!shares(c), std::cmp::Reverse(wins.count()), c)
         });
         for w in order.windows(2) {
             let (up, down) = (w[0], w[1]);
-            let margin = orient
-                .get(&(up.min(down), up.max(down), d))
+            let sampled = oriented(up, down).is_some();
+            let margin = oriented(up, down)
                 .filter(|(_, o)| o.up == up)
                 .map_or(window_ns, |(_, o)| {
                     (o.max_r - (theta(offsets, down) - theta(offsets, up))).max(0)
@@ -147,6 +157,7 @@ fn links(
                 up,
                 down,
                 margin_ns: margin,
+                sampled,
             });
         }
     }

@@ -6,7 +6,7 @@ use super::clock::{Offset, PairEstimate, chain_offsets, ntp_estimate};
 use super::matcher::{Event, Matcher};
 use super::plan::Plan;
 use super::stats::DelaySummary;
-use super::survey::Survey;
+use super::survey::{DirId, Survey};
 
 /// One capture file.
 #[derive(Clone, Debug, Serialize)]
@@ -27,13 +27,13 @@ pub struct CaptureRow {
     pub read_error: Option<String>,
 }
 
-/// A capture's clock against the first capture's.
+/// A capture's clock against the reference capture's ([`Report::clock_reference`]).
 #[derive(Clone, Debug, Serialize)]
 pub struct OffsetRow {
     /// File name.
     pub file: String,
-    /// This capture's clock minus the first capture's, ns; `null` when no packet crosses
-    /// between it and the others in both directions.
+    /// This capture's clock minus the reference capture's, ns; `null` when no chain of
+    /// captures with packets crossing between them in both directions reaches it.
     pub offset_ns: Option<i64>,
     /// Error bound of `offset_ns`, ns.
     pub error_ns: Option<i64>,
@@ -97,7 +97,7 @@ pub struct PacketRow {
     pub missing_in: String,
     /// Frame number in `seen_in`.
     pub frame: u64,
-    /// Time, ns since the epoch on the first capture's clock.
+    /// Time, ns since the epoch on the reference capture's clock.
     pub time_ns: i64,
 }
 
@@ -131,11 +131,16 @@ pub struct Report {
     pub window_ns: i64,
     /// The captures.
     pub captures: Vec<CaptureRow>,
-    /// Clock offsets against the first capture.
+    /// Index (in `captures`) of the capture whose clock the offsets and times are given
+    /// against: the first capture, unless it shares no traffic with the others (then the first
+    /// of the largest group of captures that do; see `clock::reference`).
+    pub clock_reference: usize,
+    /// Clock offsets against the reference capture.
     pub clock_offsets: Vec<OffsetRow>,
     /// Links and directions seen by two captures.
     pub links: Vec<LinkRow>,
-    /// Directions seen by one capture only.
+    /// Packets of a direction that one capture alone saw: a direction only it sees, or one
+    /// whose packets it sees and no other capture does (another job between the same hosts).
     pub single_capture: Vec<SingleRow>,
     /// Packets lost on a link.
     pub lost: Vec<PacketRow>,
@@ -150,7 +155,7 @@ pub struct Report {
 }
 
 /// The final offsets: the pairwise estimate recomputed from the exact smallest deltas of every
-/// matched packet (the survey only sampled them), chained from the first capture.
+/// matched packet (the survey only sampled them), chained from the plan's reference capture.
 pub fn final_offsets(n: usize, plan: &Plan, m: &Matcher<'_>) -> Vec<Option<Offset>> {
     let mut pairs = Vec::new();
     for i in 0..n {
@@ -172,7 +177,7 @@ pub fn final_offsets(n: usize, plan: &Plan, m: &Matcher<'_>) -> Vec<Option<Offse
             }
         }
     }
-    chain_offsets(n, &pairs)
+    chain_offsets(n, plan.reference, &pairs)
 }
 
 /// Names of captures and hosts for the rows.
@@ -225,12 +230,31 @@ impl Names<'_> {
 }
 
 /// One row per link, delays moved from the survey's offsets onto the final ones.
-fn link_rows(n: &Names<'_>, m: &Matcher<'_>, offsets: &[Option<Offset>]) -> Vec<LinkRow> {
+/// Per link of the plan: whether the report leaves it out, its ends' samples sharing no packet
+/// and the matching having crossed none over it (two captures that see different packets
+/// between the same hosts: another job, another time). Their copies are then listed as seen by
+/// one capture only, and neither lost nor missed.
+fn dead_links(plan: &Plan, m: &Matcher<'_>) -> Vec<bool> {
+    plan.links
+        .iter()
+        .zip(&m.tallies)
+        .map(|(l, t)| !l.sampled && t.matched == 0)
+        .collect()
+}
+
+fn link_rows(
+    n: &Names<'_>,
+    m: &Matcher<'_>,
+    offsets: &[Option<Offset>],
+    dead: &[bool],
+) -> Vec<LinkRow> {
     let plan = n.plan;
     plan.links
         .iter()
         .zip(&m.tallies)
-        .map(|(l, t)| {
+        .zip(dead)
+        .filter(|(_, dead)| !**dead)
+        .map(|((l, t), _)| {
             let ends = (offsets[l.up], offsets[l.down]);
             let first = (plan.offsets[l.up], plan.offsets[l.down]);
             let delay = match (ends, first) {
@@ -270,9 +294,30 @@ fn capture_rows(s: &Survey) -> Vec<CaptureRow> {
         .collect()
 }
 
-fn single_rows(n: &Names<'_>) -> Vec<SingleRow> {
-    n.plan
-        .single
+/// The directions one capture sees alone, then the ends of links left out ([`dead_links`]) that
+/// no kept link of the direction reaches.
+fn single_rows(n: &Names<'_>, dead: &[bool]) -> Vec<SingleRow> {
+    let links = &n.plan.links;
+    let kept = |d: DirId, c: usize| {
+        links
+            .iter()
+            .zip(dead)
+            .any(|(l, dead)| !dead && l.dir == d && (l.up == c || l.down == c))
+    };
+    let mut alone: Vec<(DirId, usize)> = n.plan.single.clone();
+    for l in links
+        .iter()
+        .zip(dead)
+        .filter(|(_, dead)| **dead)
+        .map(|(l, _)| l)
+    {
+        for c in [l.up, l.down] {
+            if !kept(l.dir, c) && !alone.contains(&(l.dir, c)) {
+                alone.push((l.dir, c));
+            }
+        }
+    }
+    alone
         .iter()
         .map(|&(d, c)| {
             let (src, dst) = n.hosts(d);
@@ -292,9 +337,12 @@ pub fn build(s: &Survey, plan: &Plan, m: &Matcher<'_>, window_ns: i64) -> Report
     let n = Names { s, plan };
     let lists = &m.lists;
     let link = |e: &Event| plan.links[e.link as usize];
+    let dead = dead_links(plan, m);
+    let live = |e: &&Event| !dead[e.link as usize];
     Report {
         window_ns,
         captures: capture_rows(s),
+        clock_reference: plan.reference,
         clock_offsets: offsets
             .iter()
             .enumerate()
@@ -304,19 +352,26 @@ pub fn build(s: &Survey, plan: &Plan, m: &Matcher<'_>, window_ns: i64) -> Report
                 error_ns: o.map(|o| o.err),
             })
             .collect(),
-        links: link_rows(&n, m, &offsets),
-        single_capture: single_rows(&n),
+        links: link_rows(&n, m, &offsets, &dead),
+        single_capture: single_rows(&n, &dead),
         lost: lists
             .lost
             .iter()
+            .filter(live)
             .map(|e| n.packet(e, link(e).up, link(e).down))
             .collect(),
         missed: lists
             .missed
             .iter()
+            .filter(live)
             .map(|e| n.packet(e, link(e).down, link(e).up))
             .collect(),
-        corrupted: lists.corrupted.iter().map(|e| n.corrupt(e)).collect(),
+        corrupted: lists
+            .corrupted
+            .iter()
+            .filter(live)
+            .map(|e| n.corrupt(e))
+            .collect(),
         lists_truncated: [&lists.lost, &lists.missed, &lists.corrupted]
             .iter()
             .any(|v| v.len() >= super::matcher::MAX_LISTED),

@@ -63,7 +63,7 @@ fn middle(i: i32) -> i64 {
 /// One interval of the delay over time.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Interval {
-    /// Start of the interval: ns since the epoch on the first capture's clock.
+    /// Start of the interval: ns since the epoch on the reference capture's clock.
     pub start_ns: i64,
     /// Packets matched in it.
     pub packets: u64,

@@ -103,7 +103,10 @@ pub fn write(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
                 right(s.packets),
             ]);
         }
-        writeln!(out, "\nDirections seen by one capture only\n{t}")?;
+        writeln!(
+            out,
+            "\nPackets seen by one capture only (per direction)\n{t}"
+        )?;
     }
     packets(out, &names, color, "Lost on the link", &r.lost)?;
     packets(
@@ -150,9 +153,17 @@ fn captures(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
             right(o.error_ns.map_or("-".into(), us)),
         ]);
     }
+    // The first capture's clock, unless it shares no traffic with the others.
+    let reference = match r.clock_reference {
+        0 => "the first capture's".to_string(),
+        c => format!(
+            "{}'s, the first of the largest group of captures that share traffic",
+            r.captures[c].file
+        ),
+    };
     writeln!(
         out,
-        "Captures (offset: this clock minus the first capture's, NTP-style from packets crossing both ways)\n{t}"
+        "Captures (offset: this clock minus {reference}, NTP-style from packets crossing both ways)\n{t}"
     )?;
     for e in r.captures.iter().filter_map(|c| c.read_error.as_deref()) {
         writeln!(out, "cut short: {e} (the frames before it are correlated)")?;

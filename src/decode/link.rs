@@ -239,7 +239,11 @@ fn ipv6<'a>(data: &'a [u8], link: LinkSummary, cx: Cx<'_>) -> Frame<'a> {
     };
     let h: Ipv6HeaderSlice<'_> = ip.header();
     let pl = ip.payload();
-    let hdr_len = data.len() - pl.payload.len();
+    // The fixed header and the extension headers: where the payload starts. Not what precedes
+    // the payload's end: the payload stops at the payload length, before any Ethernet trailer,
+    // which a subtraction from the frame's length counted as header (a RoCEv2 packet with a
+    // trailer was then "malformed", its ICRC computed over the trailer).
+    let hdr_len = pl.payload.as_ptr() as usize - data.as_ptr() as usize;
     let info = IpInfo {
         src: Address::V6(h.source()),
         dst: Address::V6(h.destination()),
@@ -277,9 +281,12 @@ fn transport_proto<'a>(
         return other(link, net, OtherKind::Ip { protocol: proto.0 });
     }
     match proto {
-        // An IP length that leaves no byte for the transport: a plain IP frame, as tshark
-        // shows it (it starts the UDP dissector on a non-empty payload only).
-        IpNumber::UDP if declared == 0 => other(link, net, OtherKind::Ip { protocol: proto.0 }),
+        // An IPv4 total length that leaves no byte for the transport: a plain IP frame, as
+        // tshark shows it (it starts the UDP dissector on a non-empty payload only; an IPv6
+        // payload length of 0 is a malformed packet to it).
+        IpNumber::UDP if declared == 0 && !ip.v6 => {
+            other(link, net, OtherKind::Ip { protocol: proto.0 })
+        }
         IpNumber::UDP => {
             let Ok(udp) = UdpHeaderSlice::from_slice(payload) else {
                 // Cut by the snap length, or an IP length that leaves no room for the 8-byte

@@ -807,7 +807,8 @@ pub fn write_gaps_fit(
 }
 
 /// Message-table columns hidden first when the terminal is narrow: what the flow number and
-/// the QPN already say, then the details of one message kind.
+/// the QPN already say, then the details of one message kind; a READ's latency last (a READ
+/// that timed out shows there).
 const MESSAGE_DROP_ORDER: [&str; 8] = [
     "src → dst",
     "imm",
@@ -815,8 +816,8 @@ const MESSAGE_DROP_ORDER: [&str; 8] = [
     "pkts",
     "last PSN",
     "start (s)",
-    "READ latency",
     "duration",
+    "READ latency",
 ];
 
 /// Write the reassembled messages (`--messages`; needs `AnalyzeConfig::keep_messages`), every
