@@ -435,6 +435,11 @@ fn bad_input_is_one_line_and_exit_1() {
     let out = export_output(&[&a, &b], &tmp.path().join("o"), &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("same file name"));
+    // One file given twice says so.
+    let out = export_output(&[&a, &a], &tmp.path().join("o"), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.ends_with("the same capture is given twice\n"), "{err}");
     // No --parquet: usage error.
     let out = bin().args(["export"]).arg(&a).output().unwrap();
     assert_eq!(out.status.code(), Some(2));

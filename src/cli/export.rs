@@ -78,6 +78,15 @@ pub fn export(a: &ExportArgs) -> Result<Outcome> {
             if f == "-" && other == "-" {
                 return Err(super::ArgError("standard input (-) is given twice".into()).into());
             }
+            let same = match (std::fs::canonicalize(f), std::fs::canonicalize(other)) {
+                (Ok(x), Ok(y)) => x == y,
+                _ => f == other,
+            };
+            if same {
+                return Err(
+                    super::ArgError(format!("{f}: the same capture is given twice")).into(),
+                );
+            }
             return Err(super::ArgError(format!(
                 "{other} and {f} have the same file name, so their exports would replace each other: export them into different folders or rename one"
             ))
