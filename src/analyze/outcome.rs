@@ -491,7 +491,7 @@ fn refuse_awaiting(g: &mut Flow, gi: Option<usize>, sink: &mut Sink, err: QpErro
         g.count_message(a.kind, 0, status);
         sink.set_status(a.msg, status);
         if let Some(flow) = gi {
-            sink.emit(super::tap::TapEvent::MessageStatus {
+            sink.emit(|| super::tap::TapEvent::MessageStatus {
                 flow,
                 first_psn: a.first_psn,
                 status,

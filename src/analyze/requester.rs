@@ -77,7 +77,7 @@ fn reservation(f: &mut Flow, r: &Req<'_, '_>) -> (u32, u32) {
 pub(super) fn request(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>) {
     let (advance, slack) = reservation(f, r);
     let verdict = f.req_psn.observe(r.bth.psn, advance, slack, false);
-    sink.emit(super::tap::TapEvent::Psn {
+    sink.emit(|| super::tap::TapEvent::Psn {
         flow: r.flow,
         ts_ns: r.ts,
         psn: r.bth.psn,

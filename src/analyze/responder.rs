@@ -99,7 +99,7 @@ fn ack(g: &mut Flow, gi: usize, sink: &mut Sink, a: &AethPkt) {
             g.cold_mut().negative_intervals += 1;
         }
         if let Some(rtt_ns) = a.ts.checked_sub(t) {
-            sink.emit(super::tap::TapEvent::AckRtt {
+            sink.emit(|| super::tap::TapEvent::AckRtt {
                 flow: gi,
                 ts_ns: a.ts,
                 rtt_ns,

@@ -88,7 +88,7 @@ impl UdSenders {
 
 /// Hand the verdict on a UD packet to the tap (the plots' PSN markers).
 fn emit(sink: &mut Sink, flow: usize, ts_ns: u64, psn: u32, verdict: PsnVerdict) {
-    sink.emit(TapEvent::Psn {
+    sink.emit(|| TapEvent::Psn {
         flow,
         ts_ns,
         psn,
