@@ -25,7 +25,8 @@ pub struct GenerateArgs {
     ///
     /// An IPv4-mapped GID (`::ffff:a.b.c.d`, as `ibv_devinfo -v` lists it) means its IPv4
     /// address. The out-of-band TCP connection goes to this address; the local GID is chosen in
-    /// the same address family.
+    /// the same address family. A link-local IPv6 address or GID (fe80::/10) names the
+    /// interface it is reached through, as ping does: `fe80::1%eth0`.
     ///
     /// Example: `--peer 192.168.1.2`, `--peer 0000:0000:0000:0000:0000:ffff:c0a8:0102`
     #[arg(long, value_name = "GID|IP", value_parser = peer_arg)]

@@ -2,9 +2,11 @@
 //!
 //! perftest takes a host name and uses the TCP connection only; here `--peer` also accepts the
 //! peer's GID as `show_gids` or `ibv_devinfo -v` prints it, so that a user can copy it from the
-//! GID table. An IPv4-mapped GID (`::ffff:a.b.c.d`) means the peer's IPv4 address.
+//! GID table. An IPv4-mapped GID (`::ffff:a.b.c.d`) means the peer's IPv4 address. A
+//! link-local IPv6 address or GID (`fe80::/10`, the GID at index 0 of most RoCE ports) needs the
+//! interface it is reached through, as `ping fe80::1%eth0` does (RFC 4007 §11's zone index).
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, SocketAddr, SocketAddrV6};
 
 use super::gid::{Family, Gid};
 
@@ -15,6 +17,8 @@ pub struct Peer {
     pub ip: IpAddr,
     /// The GID the user named, when `--peer` was a GID or an IPv6 address.
     pub gid: Option<Gid>,
+    /// Interface index of a link-local IPv6 peer's zone (`%eth0` or `%2`); 0 without one.
+    pub scope_id: u32,
 }
 
 /// Why a `--peer` value was refused.
@@ -29,19 +33,42 @@ pub enum PeerError {
     /// A GID or address that cannot be a peer (zero, unspecified, multicast).
     #[error("--peer `{0}` is not a unicast address")]
     NotUnicast(String),
-    /// An IPv6 link-local address: TCP cannot reach it without an interface scope.
+    /// An IPv6 link-local address without a zone: TCP cannot reach it without the interface.
     #[error(
-        "--peer `{0}` is link-local (fe80::/10): the out-of-band TCP connection needs a \
-         routable address; give the server's IPv4 or global IPv6 address (and --gid-index on \
-         both sides to send from link-local GIDs)"
+        "--peer `{0}` is link-local (fe80::/10): name the interface it is reached through, \
+         as in `{0}%eth0`, or give the server's IPv4 or global IPv6 address"
     )]
     LinkLocal(String),
+    /// A zone (`%IFACE`) on an address that is not IPv6 link-local.
+    #[error("--peer `{0}`: only a link-local IPv6 address (fe80::/10) takes an interface (%IFACE)")]
+    ScopeNotLinkLocal(String),
+    /// A zone naming no interface of this machine.
+    #[error("--peer `{0}`: no network interface `{1}` on this machine")]
+    UnknownInterface(String, String),
+}
+
+/// The interface index of zone `z`: a number, or an interface name (`if_nametoindex(3)`).
+fn zone_index(z: &str) -> Option<u32> {
+    if let Ok(n) = z.parse::<u32>() {
+        return (n > 0).then_some(n);
+    }
+    let name = std::ffi::CString::new(z).ok()?;
+    // SAFETY: `name` is a NUL-terminated string that outlives the call.
+    let i = unsafe { libc::if_nametoindex(name.as_ptr()) };
+    (i > 0).then_some(i)
 }
 
 impl Peer {
-    /// Parses an IPv4 address, an IPv6 address, or a GID.
+    /// Parses an IPv4 address, an IPv6 address, or a GID; a link-local IPv6 one with its
+    /// interface (`fe80::1%eth0`).
+    ///
+    /// # Errors
+    /// A [`PeerError`] saying what is wrong with `s`.
     pub fn parse(s: &str) -> Result<Peer, PeerError> {
-        let t = s.trim();
+        let (t, zone) = match s.trim().split_once('%') {
+            Some((a, z)) => (a, Some(z)),
+            None => (s.trim(), None),
+        };
         let (ip, gid) = if let Ok(ip) = t.parse::<IpAddr>() {
             match ip {
                 IpAddr::V4(_) => (ip, None),
@@ -55,16 +82,18 @@ impl Peer {
         if ip.is_unspecified() || ip.is_multicast() {
             return Err(PeerError::NotUnicast(s.to_string()));
         }
-        match ip {
-            IpAddr::V4(v4) if v4.is_broadcast() => {
-                return Err(PeerError::NotUnicast(s.to_string()));
-            }
-            IpAddr::V6(v6) if Gid(v6.octets()).is_link_local() => {
-                return Err(PeerError::LinkLocal(s.to_string()));
-            }
-            _ => {}
+        let link_local = matches!(ip, IpAddr::V6(v6) if Gid(v6.octets()).is_link_local());
+        if matches!(ip, IpAddr::V4(v4) if v4.is_broadcast()) {
+            return Err(PeerError::NotUnicast(s.to_string()));
         }
-        Ok(Peer { ip, gid })
+        let scope_id = match (link_local, zone) {
+            (true, None) => return Err(PeerError::LinkLocal(s.to_string())),
+            (false, Some(_)) => return Err(PeerError::ScopeNotLinkLocal(s.to_string())),
+            (true, Some(z)) => zone_index(z)
+                .ok_or_else(|| PeerError::UnknownInterface(s.to_string(), z.to_string()))?,
+            (false, None) => 0,
+        };
+        Ok(Peer { ip, gid, scope_id })
     }
 
     /// The GID family the local side should pick: that of the peer's address.
@@ -75,9 +104,14 @@ impl Peer {
         }
     }
 
-    /// The TCP address of the peer's out-of-band listener.
+    /// The TCP address of the peer's out-of-band listener (with the zone of a link-local peer).
     pub fn socket_addr(&self, port: u16) -> SocketAddr {
-        SocketAddr::new(self.ip, port)
+        match self.ip {
+            IpAddr::V6(v6) if self.scope_id != 0 => {
+                SocketAddr::V6(SocketAddrV6::new(v6, port, 0, self.scope_id))
+            }
+            ip => SocketAddr::new(ip, port),
+        }
     }
 }
 
@@ -178,6 +212,43 @@ mod tests {
         ));
         let msg = Peer::parse("nope").unwrap_err().to_string();
         assert!(msg.contains("`nope`"), "{msg}");
+        let msg = Peer::parse("fe80::1").unwrap_err().to_string();
+        assert!(msg.contains("fe80::1%eth0"), "{msg}");
+        assert!(matches!(
+            Peer::parse("192.168.1.2%lo"),
+            Err(PeerError::ScopeNotLinkLocal(_))
+        ));
+        assert!(matches!(
+            Peer::parse("fd00::2%lo"),
+            Err(PeerError::ScopeNotLinkLocal(_))
+        ));
+        assert!(matches!(
+            Peer::parse("fe80::1%no-such-if0"),
+            Err(PeerError::UnknownInterface(_, _))
+        ));
+        assert!(matches!(
+            Peer::parse("fe80::1%0"),
+            Err(PeerError::UnknownInterface(_, _))
+        ));
+    }
+
+    /// A link-local peer with its zone, by name (the loopback interface every Linux machine
+    /// has) or by number: the TCP address carries the interface index.
+    #[test]
+    fn link_local_with_zone() {
+        let lo = zone_index("lo").expect("a loopback interface");
+        for s in ["fe80::1%lo".to_string(), format!("fe80::1%{lo}")] {
+            let p = Peer::parse(&s).unwrap();
+            assert_eq!(p.scope_id, lo, "{s}");
+            assert_eq!(p.family(), Family::Ipv6);
+            assert_eq!(
+                p.socket_addr(18515).to_string(),
+                format!("[fe80::1%{lo}]:18515")
+            );
+        }
+        let p = Peer::parse("fe80:0000:0000:0000:5054:00ff:fe12:3456%lo").unwrap();
+        assert_eq!(p.ip, "fe80::5054:ff:fe12:3456".parse::<IpAddr>().unwrap());
+        assert!(p.gid.is_some());
     }
 
     #[test]
