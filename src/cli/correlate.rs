@@ -42,11 +42,7 @@ pub struct CorrelateArgs {
 /// twice is an [`ArgError`](super::ArgError) (a usage error, exit status 2).
 pub fn run(a: &CorrelateArgs) -> Result<Outcome> {
     for (i, f) in a.files.iter().enumerate() {
-        let same = |g: &String| match (std::fs::canonicalize(f), std::fs::canonicalize(g)) {
-            (Ok(x), Ok(y)) => x == y,
-            _ => f == g,
-        };
-        if a.files[..i].iter().any(same) {
+        if a.files[..i].iter().any(|g| super::same_file(f, g)) {
             return Err(super::ArgError(format!("{f}: the same capture is given twice")).into());
         }
     }

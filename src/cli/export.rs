@@ -78,11 +78,7 @@ pub fn export(a: &ExportArgs) -> Result<Outcome> {
             if f == "-" && other == "-" {
                 return Err(super::ArgError("standard input (-) is given twice".into()).into());
             }
-            let same = match (std::fs::canonicalize(f), std::fs::canonicalize(other)) {
-                (Ok(x), Ok(y)) => x == y,
-                _ => f == other,
-            };
-            if same {
+            if super::same_file(f, other) {
                 return Err(
                     super::ArgError(format!("{f}: the same capture is given twice")).into(),
                 );

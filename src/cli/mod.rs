@@ -48,6 +48,15 @@ pub struct Cli {
 #[error("{0}")]
 pub struct ArgError(pub String);
 
+/// Whether the paths `a` and `b` name the same file (through `..`, links or not); the same
+/// string when either cannot be resolved (a missing file, standard input `-`).
+pub(crate) fn same_file(a: &str, b: &str) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 /// Whether `e` is a bad command-line argument that only the run could find (a BPF filter
 /// expression of the user's that libpcap cannot compile, an [`ArgError`]): `roce-inspect` then
 /// exits with status 2, as for the arguments clap refuses.

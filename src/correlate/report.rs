@@ -1,5 +1,7 @@
 //! The correlation report: what `correlate --json` prints, and what the text tables show.
 
+use std::collections::HashSet;
+
 use serde::Serialize;
 
 use super::clock::{Offset, PairEstimate, chain_offsets, ntp_estimate};
@@ -229,7 +231,6 @@ impl Names<'_> {
     }
 }
 
-/// One row per link, delays moved from the survey's offsets onto the final ones.
 /// Per link of the plan: whether the report leaves it out, its ends' samples sharing no packet
 /// and the matching having crossed none over it (two captures that see different packets
 /// between the same hosts: another job, another time). Their copies are then listed as seen by
@@ -242,6 +243,7 @@ fn dead_links(plan: &Plan, m: &Matcher<'_>) -> Vec<bool> {
         .collect()
 }
 
+/// One row per link kept, delays moved from the survey's offsets onto the final ones.
 fn link_rows(
     n: &Names<'_>,
     m: &Matcher<'_>,
@@ -298,12 +300,15 @@ fn capture_rows(s: &Survey) -> Vec<CaptureRow> {
 /// no kept link of the direction reaches.
 fn single_rows(n: &Names<'_>, dead: &[bool]) -> Vec<SingleRow> {
     let links = &n.plan.links;
-    let kept = |d: DirId, c: usize| {
-        links
-            .iter()
-            .zip(dead)
-            .any(|(l, dead)| !dead && l.dir == d && (l.up == c || l.down == c))
-    };
+    // The (direction, capture) ends of the kept links, and those listed: sets, so that many
+    // directions and links stay linear.
+    let mut listed: HashSet<(DirId, usize)> = links
+        .iter()
+        .zip(dead)
+        .filter(|(_, dead)| !**dead)
+        .flat_map(|(l, _)| [(l.dir, l.up), (l.dir, l.down)])
+        .collect();
+    listed.extend(n.plan.single.iter().copied());
     let mut alone: Vec<(DirId, usize)> = n.plan.single.clone();
     for l in links
         .iter()
@@ -312,7 +317,7 @@ fn single_rows(n: &Names<'_>, dead: &[bool]) -> Vec<SingleRow> {
         .map(|(l, _)| l)
     {
         for c in [l.up, l.down] {
-            if !kept(l.dir, c) && !alone.contains(&(l.dir, c)) {
+            if listed.insert((l.dir, c)) {
                 alone.push((l.dir, c));
             }
         }
