@@ -426,6 +426,28 @@ pub fn write_reports(report: &Report, d: &DisplayArgs, out: &mut dyn Write) -> i
     Ok(())
 }
 
+/// Why a run over `shown` found nothing to show, if it did: a capture header without records,
+/// or frames none of which is RoCE (when no option narrowed them).
+fn nothing_found(run: &Run, d: &DisplayArgs, shown: &str) -> Option<String> {
+    if run.frames() == 0 && d.filter.is_none() {
+        return Some(format!(
+            "{shown}: no frames (the file holds a capture header only)"
+        ));
+    }
+    let unfiltered = d.filter.is_none() && d.qp.is_none() && d.opcode.is_none() && !d.all;
+    if run.roce_frames() > 0 || !unfiltered {
+        return None;
+    }
+    let frames = crate::output::counted(run.frames(), "frame");
+    // With -c N the RoCE traffic may simply come later in the file.
+    let hint = if run.remaining() == Some(0) {
+        "-c stopped the read there; --all lists every frame"
+    } else {
+        "RoCEv2 on a UDP port other than 4791? try --roce-port N; --all lists every frame"
+    };
+    Some(format!("{shown}: no RoCE packets in {frames} ({hint})"))
+}
+
 /// Outcome of a run that the caller turns into an exit status.
 pub enum Outcome {
     /// Everything went well.
@@ -519,26 +541,10 @@ pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome>
             "{where_}: {e}: the report covers the frames before it"
         ));
     }
-    let unfiltered = d.filter.is_none() && d.qp.is_none() && d.opcode.is_none() && !d.all;
     // Why nothing was found: a warning of the report when one shows its warnings (the summary,
     // so that `--summary --json | jq` sees it; the HTML report), else a line on stderr (the
     // packet lines, `--gaps` and `--messages` would not say it).
-    let nothing = if run.frames() == 0 && d.filter.is_none() && read_err.is_none() {
-        Some(format!(
-            "{shown}: no frames (the file holds a capture header only)"
-        ))
-    } else if run.roce_frames() == 0 && run.frames() > 0 && unfiltered {
-        let frames = crate::output::counted(run.frames(), "frame");
-        // With -c N the RoCE traffic may simply come later in the file.
-        let hint = if run.remaining() == Some(0) {
-            "-c stopped the read there; --all lists every frame"
-        } else {
-            "RoCEv2 on a UDP port other than 4791? try --roce-port N; --all lists every frame"
-        };
-        Some(format!("{shown}: no RoCE packets in {frames} ({hint})"))
-    } else {
-        None
-    };
+    let nothing = nothing_found(&run, d, shown).filter(|_| read_err.is_none());
     let in_report = run.analyzing() && (d.report.summary_shown() || d.report.html.is_some());
     let nothing = match nothing {
         Some(w) if in_report => {

@@ -55,25 +55,11 @@ pub fn ntp_estimate(min_fwd: i64, min_rev: i64) -> Offset {
 /// the others would leave every offset unknown). The first capture when it is in such a group;
 /// 0 when `n` is 0.
 pub fn reference(n: usize, pairs: &[PairEstimate]) -> usize {
-    // Union-find over the captures; each group is named by its smallest member.
-    let mut parent: Vec<usize> = (0..n).collect();
-    fn root(parent: &mut [usize], mut c: usize) -> usize {
-        while parent[c] != c {
-            parent[c] = parent[parent[c]];
-            c = parent[c];
-        }
-        c
-    }
-    for p in pairs.iter().filter(|p| p.i < n && p.j < n) {
-        let (a, b) = (root(&mut parent, p.i), root(&mut parent, p.j));
-        parent[a.max(b)] = a.min(b);
-    }
-    let mut size = vec![0usize; n];
-    for c in 0..n {
-        size[root(&mut parent, c)] += 1;
-    }
-    // The earliest capture of the largest group (max_by_key keeps the last maximum).
-    (0..n).rev().max_by_key(|&c| size[c]).unwrap_or(0)
+    // A capture's group: the captures its chains reach (a handful of files, so one chaining per
+    // capture costs nothing). The earliest capture of the largest group: `max_by_key` keeps the
+    // last maximum, so the captures are tried last to first.
+    let reached = |c: usize| chain_offsets(n, c, pairs).iter().flatten().count();
+    (0..n).rev().max_by_key(|&c| reached(c)).unwrap_or(0)
 }
 
 /// Each capture's offset against capture `reference` along the chain of `pairs` with the

@@ -255,8 +255,8 @@ fn fit_table(
 
 /// Write the table of `header` and `n` rows (`row(i)` makes row `i`) to `out`, with colour when
 /// `color`. Fitted to a terminal `width` wide, columns named in `drop_order` are hidden first
-/// ones first until the table fits, the rest wraps (comfy-table); returns the hidden columns'
-/// names. Without `width`, the table is drawn at full width by [`Plain`]: `row` is called once
+/// ones first until the table fits, the rest wraps (comfy-table), and a note under the table
+/// names them ([`hidden_note`]); returns the hidden columns' names. Without `width`, the table is drawn at full width by [`Plain`]: `row` is called once
 /// per row and the cells kept compactly (a table of up to [`CACHE_BYTES`]), or twice per row
 /// (once for the column widths, once to draw it) so that no more than one row is held.
 ///
@@ -274,7 +274,11 @@ pub fn write_table<R: AsRef<[Cell]>>(
     let comfy = |out: &mut dyn Write| {
         let rows: Vec<Vec<Cell>> = (0..n).map(|i| row(i).as_ref().to_vec()).collect();
         let (t, hidden) = fit_table(color, header, &rows, drop_order, width);
-        writeln!(out, "{t}").map(|()| hidden)
+        writeln!(out, "{t}")?;
+        if let Some(note) = hidden_note(&hidden, width) {
+            writeln!(out, "{note}")?;
+        }
+        Ok(hidden)
     };
     if width.is_some() {
         return comfy(out);

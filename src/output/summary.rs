@@ -305,7 +305,7 @@ fn write_flows(
                 right(opt_stat(&f.ack_rtt_ns, |s| fmt_ns(s.median))),
             ]
         };
-        let hidden = write_table(
+        write_table(
             out,
             color,
             &header,
@@ -314,9 +314,6 @@ fn write_flows(
             &FLOW_DROP_ORDER,
             width,
         )?;
-        if let Some(note) = crate::output::fit::hidden_note(&hidden, width) {
-            writeln!(out, "{note}")?;
-        }
     }
     for c in &report.connections {
         if let Some(s) = &c.ack_rtt_ns {
@@ -776,11 +773,7 @@ fn write_gap_table(
             verdict_cell(g.verdict),
         ]
     };
-    let hidden = write_table(out, color, &header, gaps.len(), row, &GAP_DROP_ORDER, width)?;
-    match crate::output::fit::hidden_note(&hidden, width) {
-        Some(note) => writeln!(out, "{note}"),
-        None => Ok(()),
-    }
+    write_table(out, color, &header, gaps.len(), row, &GAP_DROP_ORDER, width).map(|_| ())
 }
 
 /// Write every stored gap event with its loss story (`--gaps`), every column.
@@ -914,11 +907,7 @@ pub fn write_messages_fit(
         ]
     };
     let n = msgs.len();
-    let hidden = write_table(out, color, &header, n, row, &MESSAGE_DROP_ORDER, width)?;
-    match crate::output::fit::hidden_note(&hidden, width) {
-        Some(note) => writeln!(out, "{note}"),
-        None => Ok(()),
-    }
+    write_table(out, color, &header, n, row, &MESSAGE_DROP_ORDER, width).map(|_| ())
 }
 
 #[cfg(test)]
