@@ -176,6 +176,10 @@ fn batches<'m>(
             while ended.is_none() && out.len() < most {
                 let mut bufs = spare.pop().unwrap_or_default();
                 ended = locate(src, &mut left, batch, batch_bytes, most + 1, &mut bufs.recs);
+                if let Some(work) = src.page_work() {
+                    // Page faults and releases off this thread, which also analyses.
+                    s.spawn(move |_| work.run());
+                }
                 if bufs.recs.is_empty() {
                     spare.push(bufs);
                     continue;

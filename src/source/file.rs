@@ -251,6 +251,16 @@ impl FileSource {
         }
     }
 
+    /// Work on the mapped pages that the walk leaves to another thread (records located in
+    /// windows by [`FileSource::next_mapped_batch`]); `None` for libpcap's reader or when there
+    /// is none.
+    pub fn page_work(&mut self) -> Option<super::mapped::PageWork> {
+        match &mut self.backend {
+            Backend::Mapped(m) => m.page_work(),
+            Backend::Libpcap(_) => None,
+        }
+    }
+
     /// The tagged-frame counter, when [`FileSource::count_tag_misses`] enabled it.
     pub fn tag_miss(&self) -> Option<&TagMiss> {
         self.tag_miss.as_ref()
