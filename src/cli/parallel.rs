@@ -1,22 +1,26 @@
-//! `read --threads N` on a mapped capture file, a batch of records at a time: the calling
-//! thread locates batches of records in the mapping and hands each to a pool of N threads
-//! (`rayon`), which decode and format them into packet lines; it takes the batches back in
-//! capture order, feeds the analysis with their frames and writes their lines, so the output is
-//! byte for byte that of `--threads 1`.
+//! `read --threads N` on a mapped capture file, a batch of records at a time: a pool of N
+//! threads (`rayon`) locates batches of records in the mapping, one job per batch, and decodes
+//! and formats each into packet lines; the calling thread takes the batches back in capture
+//! order, feeds the analysis with their frames and writes their lines, so the output is byte
+//! for byte that of `--threads 1`.
 //!
 //! The analysis stays on the calling thread (its state follows the capture) and takes the frames
 //! decoded by the pool, in order, reduced to what it reads ([`Seen`]): decoding (with the ICRC
 //! check) and the analysis run at once, with packet lines printed or not (`-q`). The calling
 //! thread is the pool's first worker, and a batch is its own job: up to a fixed number of
 //! batches are out at a time, and while the next batch in order is not decoded yet, the calling
-//! thread decodes one of the others instead of waiting, so N threads are busy, not N + 1, and no
+//! thread runs one of the other jobs instead of waiting, so N threads are busy, not N + 1, and no
 //! thread waits for a whole window of batches to finish (when the batches went out in windows,
 //! each window ended with every thread waiting for its slowest batch: `read -q` on the 1M-packet
 //! trace on 2 cores took 0.16–0.19 s with 0.27–0.33 s of CPU and 1,100 context switches; as
-//! jobs, 0.13–0.15 s with 0.25–0.27 s of CPU and about 50).
+//! jobs, 0.13–0.15 s with 0.25–0.27 s of CPU and about 50). A job walks the records of its
+//! batch (the walk is one at a time, under a lock) and then decodes them, so their bytes are in
+//! its core's caches; when the calling thread walked every batch, it did the walk and the
+//! analysis, the two parts that cannot be shared, and the others waited for it.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use super::pipeline::{Run, Shape};
@@ -124,6 +128,9 @@ enum Slot<'m> {
     Pending,
     /// Decoded and formatted.
     Ready(Done<'m>),
+    /// No records: the walk had ended (the end of the file, `-c`, an error, or libpcap reads
+    /// the rest) before this batch.
+    Empty,
     /// The job panicked.
     Failed,
 }
@@ -145,7 +152,43 @@ impl Drop for FailOnUnwind<'_, '_> {
     }
 }
 
-/// [`read`]'s loop, on the first thread of the pool.
+/// The walk through the mapping, shared by the jobs: each locates the next batch of records
+/// under its lock, then decodes that batch.
+struct Walk<'a> {
+    src: &'a mut FileSource,
+    /// Frames still allowed by `-c`, counting those located but not yet accounted.
+    left: Option<u64>,
+    /// Why no more batches are located, once known (the records before a read error are still
+    /// written).
+    ended: Option<Stop>,
+    /// Largest batch: records, and captured bytes.
+    batch: usize,
+    batch_bytes: usize,
+    /// Batches whose pages are kept mapped ([`FileSource::next_mapped_batch`]).
+    kept: usize,
+}
+
+/// What the jobs share: the walk, and the slots of the batches out, in capture order, that no
+/// job has located yet. A job takes the first slot while it holds the walk, so the slots are
+/// filled in the order the batches are located; the calling thread adds slots without waiting
+/// for a walk in progress.
+struct Shared<'a, 'm> {
+    walk: Mutex<Walk<'a>>,
+    unlocated: Mutex<VecDeque<Flight<'m>>>,
+    /// Buffers of batches written, for the next ones.
+    spare: Mutex<Vec<Bufs<'m>>>,
+    /// Set once the walk has ended: no more slots are needed.
+    ended: std::sync::atomic::AtomicBool,
+    shape: Shape,
+    map: &'m [u8],
+    keep_frames: bool,
+    scratch: Mutex<Vec<Scratch<'m>>>,
+}
+
+/// [`read`]'s loop, on the first thread of the pool: it keeps a number of batches out, each a
+/// job that locates the next batch in the mapping and decodes it (the thread that walked the
+/// records finds their bytes in its caches; when this thread walked them all, it was the one the
+/// others waited for), and analyses and writes them in order.
 fn batches<'m>(
     src: &mut FileSource,
     map: &'m [u8],
@@ -153,7 +196,6 @@ fn batches<'m>(
     progress: &mut Progress,
     threads: usize,
 ) -> Stop {
-    let shape = run.shape().clone();
     let keep_frames = run.analyzing();
     let (batch, per_thread) = if keep_frames {
         (ANALYSIS_BATCH, ANALYSIS_PER_THREAD)
@@ -161,61 +203,113 @@ fn batches<'m>(
         (BATCH, PER_THREAD)
     };
     let most = threads * per_thread;
-    let batch_bytes = IN_FLIGHT_BYTES / most;
-    // Frames still allowed by `-c`, counting those located but not yet accounted.
-    let mut left = run.remaining();
-    let mut spare: Vec<Bufs<'m>> = Vec::new();
+    let shared = Shared {
+        walk: Mutex::new(Walk {
+            src,
+            left: run.remaining(),
+            ended: None,
+            batch,
+            batch_bytes: IN_FLIGHT_BYTES / most,
+            kept: most + 1,
+        }),
+        unlocated: Mutex::new(VecDeque::new()),
+        spare: Mutex::new(Vec::new()),
+        ended: std::sync::atomic::AtomicBool::new(false),
+        shape: run.shape().clone(),
+        map,
+        keep_frames,
+        scratch: Mutex::new(Vec::new()),
+    };
+    let shared = &shared;
     let mut out: VecDeque<Flight<'m>> = VecDeque::new();
-    // Why no more batches are located (the records before a read error are still written).
-    let mut ended = None;
-    let shape = &shape;
-    let scratch: &Mutex<Vec<Scratch<'m>>> = &Mutex::new(Vec::new());
-    rayon::scope(|s| {
+    let stop = rayon::scope(|s| {
         loop {
             // Keep `most` batches out, each a job of its own.
-            while ended.is_none() && out.len() < most {
-                let mut bufs = spare.pop().unwrap_or_default();
-                ended = locate(src, &mut left, batch, batch_bytes, most + 1, &mut bufs.recs);
-                if let Some(work) = src.page_work() {
-                    // Page faults and releases off this thread, which also analyses.
-                    s.spawn(move |_| work.run());
-                }
-                if bufs.recs.is_empty() {
-                    spare.push(bufs);
-                    continue;
-                }
+            while !shared.ended.load(Ordering::Acquire) && out.len() < most {
                 let flight: Flight<'m> = Arc::new(Mutex::new(Slot::Pending));
-                let job = Arc::clone(&flight);
-                s.spawn(move |_| {
-                    let _guard = FailOnUnwind(&job);
-                    let done = format_batch(shape, map, bufs, keep_frames, scratch);
-                    if let Ok(mut slot) = job.lock() {
-                        *slot = Slot::Ready(done);
-                    }
-                });
+                lock(&shared.unlocated).push_back(Arc::clone(&flight));
+                s.spawn(move |_| locate_and_format(shared));
                 out.push_back(flight);
             }
-            let Some(next) = out.pop_front() else {
-                return ended.take().unwrap_or(Stop::Done);
-            };
-            match emit(run, progress, wait(&next)) {
-                Ok(bufs) => spare.push(bufs),
-                Err(e) => return Stop::Output(e),
+            // None: no batch is out, or this one came after the end of the walk (and so do
+            // the later ones).
+            let next = out.pop_front()?;
+            let done = wait(&next)?;
+            match emit(run, progress, done) {
+                Ok(bufs) => lock(&shared.spare).push(bufs),
+                Err(e) => return Some(Stop::Output(e)),
             }
         }
-    })
+    });
+    // Every job has returned (the scope waits for them).
+    stop.unwrap_or_else(|| lock(&shared.walk).ended.take().unwrap_or(Stop::Done))
 }
 
-/// The batch of `flight` once decoded; meanwhile this thread runs the pool's other jobs.
+/// Lock `m`, whose holder never panics but in a decoder bug (the scope then passes the panic
+/// on).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A job: take the first slot not located yet, locate the next batch of records for it
+/// (nothing once the walk has ended), then decode and format the batch into it.
+fn locate_and_format(shared: &Shared<'_, '_>) {
+    let mut walk = lock(&shared.walk);
+    let Some(flight) = lock(&shared.unlocated).pop_front() else {
+        return;
+    };
+    let _guard = FailOnUnwind(&flight);
+    if walk.ended.is_some() {
+        *lock(&flight) = Slot::Empty;
+        return;
+    }
+    let mut bufs = lock(&shared.spare).pop().unwrap_or_default();
+    let Walk {
+        src,
+        left,
+        batch,
+        batch_bytes,
+        kept,
+        ..
+    } = &mut *walk;
+    let ended = locate(src, left, *batch, *batch_bytes, *kept, &mut bufs.recs);
+    let work = walk.src.page_work();
+    let last = ended.is_some();
+    if last {
+        walk.ended = ended;
+        shared.ended.store(true, Ordering::Release);
+    }
+    drop(walk);
+    // Page faults and releases outside the walk, which the other jobs wait for.
+    if let Some(work) = work {
+        work.run();
+    }
+    let slot = if bufs.recs.is_empty() && last {
+        Slot::Empty
+    } else {
+        Slot::Ready(format_batch(
+            &shared.shape,
+            shared.map,
+            bufs,
+            shared.keep_frames,
+            &shared.scratch,
+        ))
+    };
+    *lock(&flight) = slot;
+}
+
+/// The batch of `flight` once decoded (`None`: no records, the walk had ended); meanwhile this
+/// thread runs the pool's other jobs.
 ///
 /// # Panics
 /// When the job that decodes the batch panicked (the decoder never should).
-fn wait<'m>(flight: &Mutex<Slot<'m>>) -> Done<'m> {
+fn wait<'m>(flight: &Mutex<Slot<'m>>) -> Option<Done<'m>> {
     loop {
         {
             let mut slot = flight.lock().expect("a batch slot");
             match std::mem::replace(&mut *slot, Slot::Pending) {
-                Slot::Ready(done) => return done,
+                Slot::Ready(done) => return Some(done),
+                Slot::Empty => return None,
                 Slot::Failed => {
                     *slot = Slot::Failed;
                     drop(slot);
@@ -348,7 +442,7 @@ mod tests {
                             let _guard = FailOnUnwind(&slot);
                             panic!("a decoder bug");
                         });
-                        wait(&slot).bufs.recs.len()
+                        wait(&slot).map(|d| d.bufs.recs.len())
                     })
                 })
             }));

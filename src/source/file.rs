@@ -251,7 +251,7 @@ impl FileSource {
         }
     }
 
-    /// Work on the mapped pages that the walk leaves to another thread (records located in
+    /// Work on the mapped pages that the walk leaves to be done outside it (records located in
     /// windows by [`FileSource::next_mapped_batch`]); `None` for libpcap's reader or when there
     /// is none.
     pub fn page_work(&mut self) -> Option<super::mapped::PageWork> {

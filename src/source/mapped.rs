@@ -10,8 +10,8 @@
 //!
 //! Pages already walked are released from the process (`MADV_DONTNEED` every 256 KiB; they stay
 //! in the page cache), so resident memory does not grow with the file size. When the parallel
-//! reader locates records in windows, the walking thread leaves that work, and populating the
-//! pages just ahead of the walk, to another thread ([`PageWork`]).
+//! reader locates records in windows, the walk leaves that work, and populating the pages just
+//! ahead of the walk, to be done outside it ([`PageWork`]): the walk is one job at a time.
 
 use std::fs::File;
 use std::sync::Arc;
@@ -34,11 +34,10 @@ const MAX_CAPLEN: u32 = 262_144;
 const RELEASE_EVERY: usize = 1 << 18;
 
 /// How far ahead of the walk (bytes) the parallel reader has the file's pages mapped
-/// (`MADV_POPULATE_READ`, Linux 5.14) by a thread other than the walking one, which otherwise
-/// takes a page fault for each stretch of pages it reaches first (with the releases behind the
-/// walk, a quarter of that thread's time on the 500k-frame mixed trace, `perf`, 2 threads: it
-/// also analyses, and was the one the others waited for). Populated pages count as resident:
-/// kept short.
+/// (`MADV_POPULATE_READ`, Linux 5.14) outside the walk, which otherwise takes a page fault for
+/// each stretch of pages it reaches first (with the releases behind the walk, a quarter of the
+/// walking thread's time on the 500k-frame mixed trace, `perf`, 2 threads, when that thread
+/// also analysed). Populated pages count as resident: kept short.
 const POPULATE_AHEAD: usize = 1 << 19;
 
 /// Bytes populated at a time.
@@ -139,16 +138,16 @@ pub struct MappedFile {
     windows: Vec<usize>,
     /// Offset up to which the file was prefetched ([`PREFETCH_AHEAD`]).
     prefetched: usize,
-    /// Pages to release that the walking thread left to another ([`MappedFile::page_work`]):
+    /// Pages to release that the walk left to be done outside it ([`MappedFile::page_work`]):
     /// from, to (offsets).
     unreleased: Option<(usize, usize)>,
     /// Offset up to which pages were populated ahead of the walk ([`POPULATE_AHEAD`]).
     populated: usize,
 }
 
-/// Work on a mapping's pages that the walking thread hands to another (the parallel reader
-/// runs it as a job of its pool): release pages walked, populate pages ahead of the walk. It
-/// holds the mapping, which stays mapped until the work is done.
+/// Work on a mapping's pages that the walk leaves to be done outside it (the parallel reader's
+/// job runs it once it has let the walk go): release pages walked, populate pages ahead of the
+/// walk. It holds the mapping, which stays mapped until the work is done.
 pub struct PageWork {
     map: Arc<Watched>,
     /// Pages to release: from, to (offsets).
@@ -459,7 +458,7 @@ impl MappedFile {
         }
     }
 
-    /// The page work the walk left to another thread since the last call, once records are
+    /// The page work the walk left to be done outside it since the last call, once records are
     /// located in windows: the pages to release, and those to populate ahead of the walk
     /// ([`POPULATE_AHEAD`]).
     pub fn page_work(&mut self) -> Option<PageWork> {
