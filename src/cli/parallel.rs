@@ -20,7 +20,7 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::pipeline::{Run, Shape};
@@ -178,7 +178,9 @@ struct Shared<'a, 'm> {
     /// Buffers of batches written, for the next ones.
     spare: Mutex<Vec<Bufs<'m>>>,
     /// Set once the walk has ended: no more slots are needed.
-    ended: std::sync::atomic::AtomicBool,
+    ended: AtomicBool,
+    /// Set when the output failed: the jobs still out locate and decode nothing.
+    abandoned: AtomicBool,
     shape: Shape,
     map: &'m [u8],
     keep_frames: bool,
@@ -214,7 +216,8 @@ fn batches<'m>(
         }),
         unlocated: Mutex::new(VecDeque::new()),
         spare: Mutex::new(Vec::new()),
-        ended: std::sync::atomic::AtomicBool::new(false),
+        ended: AtomicBool::new(false),
+        abandoned: AtomicBool::new(false),
         shape: run.shape().clone(),
         map,
         keep_frames,
@@ -237,7 +240,10 @@ fn batches<'m>(
             let done = wait(&next)?;
             match emit(run, progress, done) {
                 Ok(bufs) => lock(&shared.spare).push(bufs),
-                Err(e) => return Some(Stop::Output(e)),
+                Err(e) => {
+                    shared.abandoned.store(true, Ordering::Release);
+                    return Some(Stop::Output(e));
+                }
             }
         }
     });
@@ -252,14 +258,15 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// A job: take the first slot not located yet, locate the next batch of records for it
-/// (nothing once the walk has ended), then decode and format the batch into it.
+/// (nothing once the walk has ended or the output failed), then decode and format the batch
+/// into it.
 fn locate_and_format(shared: &Shared<'_, '_>) {
     let mut walk = lock(&shared.walk);
     let Some(flight) = lock(&shared.unlocated).pop_front() else {
         return;
     };
     let _guard = FailOnUnwind(&flight);
-    if walk.ended.is_some() {
+    if walk.ended.is_some() || shared.abandoned.load(Ordering::Acquire) {
         *lock(&flight) = Slot::Empty;
         return;
     }

@@ -205,6 +205,10 @@ impl FileSource {
     fn switch_to_libpcap(&mut self) -> Result<(), FileError> {
         let path = self.path.clone().unwrap_or_else(|| "-".into());
         let mut cap = open_libpcap(&path)?;
+        if let Backend::Mapped(m) = &mut self.backend {
+            // The mapping may outlive the walk (the parallel reader's records point into it).
+            m.release_all();
+        }
         for _ in 0..self.number {
             if let Err(e) = cap.next_packet() {
                 // The walker read these records; libpcap disagreeing is its error to report.
@@ -362,8 +366,10 @@ impl FileSource {
     /// stopping after the record that reaches `max_bytes` captured bytes. `Ok(true)` while the
     /// mapping may hold more; `Ok(false)` at the end of the file or when
     /// an anomaly handed the file to libpcap (read the rest with [`FileSource::next_record`]).
-    /// The pages of the last `kept` batches located (this one included) stay mapped: records
-    /// still being decoded or analysed elsewhere are not read again from the page cache.
+    /// The pages of the last `kept` batches located (this one included), from their first
+    /// records on, stay mapped, up to `kept × max_bytes` bytes behind the walk: records still
+    /// being decoded or analysed elsewhere are not read again from the page cache, and a filter
+    /// that skips most records does not keep the stretches it skipped.
     ///
     /// # Errors
     /// [`FileError`] when libpcap, taking over, fails.
@@ -374,9 +380,7 @@ impl FileSource {
         kept: usize,
         out: &mut Vec<MappedRecord>,
     ) -> Result<bool, FileError> {
-        if let Backend::Mapped(m) = &mut self.backend {
-            m.begin_window(kept);
-        }
+        let first = out.len();
         let mut bytes = 0;
         for _ in 0..max {
             if self.done {
@@ -387,6 +391,11 @@ impl FileSource {
             }
             match self.step_mapped()? {
                 MappedStep::Record(r) => {
+                    if out.len() == first
+                        && let Backend::Mapped(m) = &mut self.backend
+                    {
+                        m.begin_window(r.start, kept, kept.saturating_mul(max_bytes));
+                    }
                     bytes += r.caplen as usize;
                     out.push(MappedRecord {
                         number: self.number,
@@ -533,5 +542,39 @@ fn io_msg(e: &std::io::Error) -> String {
         std::io::ErrorKind::NotFound => "No such file or directory".into(),
         std::io::ErrorKind::PermissionDenied => "Permission denied".into(),
         _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Locate every batch of `path`'s records with `filter`; whether page work was left to
+    /// other threads (records were located in windows), and how many records were located.
+    fn batches(path: &str, filter: &str) -> (bool, usize) {
+        let mut src = FileSource::open(path).unwrap();
+        src.set_filter(filter).unwrap();
+        let (mut work, mut located, mut out) = (false, 0, Vec::new());
+        loop {
+            out.clear();
+            let more = src.next_mapped_batch(256, 1 << 20, 3, &mut out).unwrap();
+            located += out.len();
+            work |= src.page_work().is_some();
+            if !more {
+                return (work, located);
+            }
+        }
+    }
+
+    /// A window of records begins at the batch's first record: batches in which a filter
+    /// matches nothing keep no pages for their decoding, and the walk releases the pages it
+    /// skipped itself, as when reading one record at a time.
+    #[test]
+    fn batches_a_filter_skips_keep_no_window() {
+        // 3,000 Ethernet records of zero bytes: no IPv4 header, destination 00:00:00:00:00:00.
+        let f = super::super::mapped::tests::pcap(3000, 1000);
+        let path = f.path().to_str().unwrap();
+        assert_eq!(batches(path, "host 9.9.9.9"), (false, 0));
+        assert_eq!(batches(path, "ether dst 00:00:00:00:00:00"), (true, 3000));
     }
 }

@@ -133,9 +133,13 @@ pub struct MappedFile {
     pos: usize,
     /// Offset up to which walked pages were released.
     released: usize,
-    /// Offsets where the last windows of records began, oldest first, once records are located
-    /// in windows ([`MappedFile::begin_window`]): pages are released only below the first.
+    /// Offsets where the last windows of records began (their first records), oldest first,
+    /// once records are located in windows ([`MappedFile::begin_window`]): pages are released
+    /// only below the first, and no more than `keep_span` bytes behind the walk.
     windows: Vec<usize>,
+    /// Most bytes behind the walk kept mapped for the windows (their records' bytes are bounded
+    /// by the caller; a filter that skips most records spreads them over more of the file).
+    keep_span: usize,
     /// Offset up to which the file was prefetched ([`PREFETCH_AHEAD`]).
     prefetched: usize,
     /// Pages to release that the walk left to be done outside it ([`MappedFile::page_work`]):
@@ -205,6 +209,7 @@ impl MappedFile {
             pos: 0,
             released: 0,
             windows: Vec::new(),
+            keep_span: usize::MAX,
             prefetched: 0,
             unreleased: None,
             populated: 0,
@@ -429,9 +434,10 @@ impl MappedFile {
     /// Release the pages walked so far, every [`RELEASE_EVERY`] bytes.
     fn release_walked(&mut self) {
         // Keep the last stretch mapped: records located ahead are still being decoded by the
-        // parallel reader's threads.
+        // parallel reader's threads (a record released before it is decoded is read again from
+        // the page cache).
         let behind = match self.windows.first() {
-            Some(&start) => start,
+            Some(&start) => start.max(self.pos.saturating_sub(self.keep_span)),
             None => self.pos.saturating_sub(SEQUENTIAL_LAG),
         };
         if behind < self.released + RELEASE_EVERY {
@@ -481,14 +487,32 @@ impl MappedFile {
         })
     }
 
-    /// A window of records is now located ahead of its decoding (the parallel reader), while
-    /// the `kept - 1` windows located before it may still be decoded or analysed: from now on
-    /// pages are released only below the start of the oldest of those `kept` windows.
-    pub fn begin_window(&mut self, kept: usize) {
+    /// A window of records, the first at offset `first`, is now located ahead of its decoding
+    /// (the parallel reader), while the `kept - 1` windows located before it may still be
+    /// decoded or analysed: from now on pages are released only below the first record of the
+    /// oldest of those `kept` windows, and below `span` bytes behind the walk.
+    pub fn begin_window(&mut self, first: usize, kept: usize, span: usize) {
         while self.windows.len() >= kept.max(1) {
             self.windows.remove(0);
         }
-        self.windows.push(self.pos);
+        self.windows.push(first);
+        self.keep_span = span;
+    }
+
+    /// The walk stops here (libpcap reads the rest): release every page walked or populated
+    /// ahead, those of records still being decoded included (they are read again from the page
+    /// cache), since the walk, which releases them, will not come back.
+    pub fn release_all(&mut self) {
+        self.windows.clear();
+        let end = self.pos.max(self.populated).min(self.map.len());
+        let from = self
+            .unreleased
+            .take()
+            .map_or(self.released, |(from, _)| from);
+        if end > from {
+            dont_need(&self.map, from, end);
+        }
+        self.released = end;
     }
 
     /// Whether the walk stopped at the end of the file.
@@ -504,12 +528,12 @@ enum BlockStep {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::io::Write;
 
     /// A classic little-endian µs pcap of `n` Ethernet records of `size` zero bytes each.
-    fn pcap(n: usize, size: u32) -> tempfile::NamedTempFile {
+    pub(in crate::source) fn pcap(n: usize, size: u32) -> tempfile::NamedTempFile {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         // The file header (magic, version 2.4, zone, sigfigs, snap length, Ethernet).
         let mut b = 0xa1b2_c3d4u32.to_le_bytes().to_vec();
@@ -558,7 +582,8 @@ mod tests {
         let mut m = MappedFile::open(f.as_file()).unwrap();
         let (mut released, mut populated) = (0, 0);
         for _ in 0..n / 100 {
-            m.begin_window(3);
+            // The window's first record: its bytes follow its 16-byte header.
+            m.begin_window(m.pos + 16, 3, usize::MAX);
             walk(&mut m, 100);
             if let Some(w) = m.page_work() {
                 if let Some((from, to)) = w.release {
@@ -583,5 +608,63 @@ mod tests {
         m.release_all_walked();
         assert_eq!(m.released, len / PAGE * PAGE);
         assert!(m.unreleased.is_none());
+    }
+
+    /// Windows whose records are spread far apart (a filter that skips most records) keep no
+    /// more than their span behind the walk mapped.
+    #[test]
+    fn windows_keep_at_most_their_span_behind_the_walk() {
+        let (n, size) = (3000, 1000);
+        let f = pcap(n, size);
+        let mut m = MappedFile::open(f.as_file()).unwrap();
+        let span = 64 << 10;
+        m.begin_window(m.pos + 16, 3, span);
+        let mut released = 0;
+        for _ in 0..n / 100 {
+            walk(&mut m, 100);
+            if let Some(w) = m.page_work() {
+                if let Some((_, to)) = w.release {
+                    released = to;
+                }
+                w.run();
+            }
+        }
+        // Hand-computed bound: the release is due every RELEASE_EVERY bytes, page-aligned.
+        assert!(
+            released + span + RELEASE_EVERY + PAGE >= m.pos,
+            "released up to {released} of {} walked",
+            m.pos
+        );
+        assert!(
+            released + span <= m.pos,
+            "released {released} within the span"
+        );
+    }
+
+    /// When the walk stops (libpcap reads the rest), every page walked or populated ahead is
+    /// released at once, the release still left to the page work included.
+    #[test]
+    fn release_all_drops_every_page_walked_or_populated() {
+        let f = pcap(3000, 1000);
+        let len = f.as_file().metadata().unwrap().len() as usize;
+        let mut m = MappedFile::open(f.as_file()).unwrap();
+        let mut populated = 0;
+        for _ in 0..10 {
+            m.begin_window(m.pos + 16, 2, usize::MAX);
+            walk(&mut m, 100);
+            if let Some(w) = m.page_work() {
+                populated = w.populate.map_or(populated, |(_, to)| to);
+                w.run();
+            }
+        }
+        // Walked on past a release due, with no page work run since.
+        m.begin_window(m.pos + 16, 2, usize::MAX);
+        walk(&mut m, 400);
+        let (from, _) = m.unreleased.expect("a release left to the page work");
+        assert!(populated > from && populated < len, "{from} {populated}");
+        m.release_all();
+        assert_eq!(m.released, m.pos.max(populated));
+        assert!(m.unreleased.is_none() && m.windows.is_empty());
+        assert!(m.page_work().is_none());
     }
 }
