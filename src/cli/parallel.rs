@@ -1,27 +1,32 @@
-//! `read --threads N` on a mapped capture file, a batch of records at a time: a pool of N
-//! threads (`rayon`) locates batches of records in the mapping, one job per batch, and decodes
-//! and formats each into packet lines; the calling thread takes the batches back in capture
-//! order, feeds the analysis with their frames and writes their lines, so the output is byte
-//! for byte that of `--threads 1`.
+//! `read --threads N` on a mapped capture file, a batch of records at a time: the threads of a
+//! pool (`rayon`) locate batches of records in the mapping and decode and format each into
+//! packet lines; the calling thread takes the batches back in capture order, feeds the analysis
+//! with their frames and writes their lines, so the output is byte for byte that of
+//! `--threads 1`.
 //!
 //! The analysis stays on the calling thread (its state follows the capture) and takes the frames
-//! decoded by the pool, in order, reduced to what it reads ([`Seen`]): decoding (with the ICRC
+//! decoded by the others, in order, reduced to what it reads ([`Seen`]): decoding (with the ICRC
 //! check) and the analysis run at once, with packet lines printed or not (`-q`). The calling
-//! thread is the pool's first worker, and a batch is its own job: up to a fixed number of
-//! batches are out at a time, and while the next batch in order is not decoded yet, the calling
-//! thread runs one of the other jobs instead of waiting, so N threads are busy, not N + 1, and no
-//! thread waits for a whole window of batches to finish (when the batches went out in windows,
-//! each window ended with every thread waiting for its slowest batch: `read -q` on the 1M-packet
-//! trace on 2 cores took 0.16–0.19 s with 0.27–0.33 s of CPU and 1,100 context switches; as
-//! jobs, 0.13–0.15 s with 0.25–0.27 s of CPU and about 50). A job walks the records of its
-//! batch (the walk is one at a time, under a lock) and then decodes them, so their bytes are in
-//! its core's caches; when the calling thread walked every batch, it did the walk and the
-//! analysis, the two parts that cannot be shared, and the others waited for it.
+//! thread is the pool's first worker: it keeps a fixed number of batches out as slots in a queue,
+//! and each of the other N − 1 threads runs a decoder that takes the next slot, walks its records
+//! (the walk is one at a time, under a lock) and decodes them, so their bytes are in its core's
+//! caches. While the next batch in order is not decoded yet, the calling thread takes a slot
+//! itself, so N threads are busy, not N + 1.
+//!
+//! A decoder with nothing to do looks again for a while before it waits to be woken
+//! ([`SPIN`]). When each batch was a rayon job of its own, the other threads fell asleep between
+//! batches and took a wake-up to come back, so the calling thread, finding the jobs still
+//! queued, ran 87–90 % of them itself (`read -q --threads 2`, 1M-packet and mixed traces):
+//! 0.10 and 0.16 s, medians of 11 interleaved runs; with decoders that stay awake, 0.09 and
+//! 0.14 s. (Before that, batches went out in windows, and each window ended with every thread
+//! waiting for its slowest batch: 0.16–0.19 s on the 1M-packet trace, with 1,100 context
+//! switches; and while the calling thread walked every batch itself, the others waited for it.)
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use super::pipeline::{Run, Shape};
 use super::progress::Progress;
@@ -83,8 +88,8 @@ struct Done<'m> {
     roce: u64,
 }
 
-/// What a job that prints packet lines gathers for the printer: the batch's records and their
-/// frames. Shared by the jobs (one per running job, not one per batch out).
+/// What a thread that prints packet lines gathers for the printer: the batch's records and
+/// their frames. Shared by the threads (one per thread decoding, not one per batch out).
 #[derive(Default)]
 struct Scratch<'m> {
     records: Vec<Record<'m>>,
@@ -131,14 +136,14 @@ enum Slot<'m> {
     /// No records: the walk had ended (the end of the file, `-c`, an error, or libpcap reads
     /// the rest) before this batch.
     Empty,
-    /// The job panicked.
+    /// The thread decoding it panicked.
     Failed,
 }
 
-/// A batch out on the pool: the job fills the slot.
+/// A batch out: the thread that takes it from the queue fills the slot.
 type Flight<'m> = Arc<Mutex<Slot<'m>>>;
 
-/// Marks the slot [`Slot::Failed`] if the job that holds it unwinds, so that the thread waiting
+/// Marks the slot [`Slot::Failed`] if the thread that holds it unwinds, so that the thread waiting
 /// for it does not wait for ever.
 struct FailOnUnwind<'a, 'm>(&'a Mutex<Slot<'m>>);
 
@@ -152,7 +157,7 @@ impl Drop for FailOnUnwind<'_, '_> {
     }
 }
 
-/// The walk through the mapping, shared by the jobs: each locates the next batch of records
+/// The walk through the mapping, shared by the threads: each locates the next batch of records
 /// under its lock, then decodes that batch.
 struct Walk<'a> {
     src: &'a mut FileSource,
@@ -168,8 +173,8 @@ struct Walk<'a> {
     kept: usize,
 }
 
-/// What the jobs share: the walk, and the slots of the batches out, in capture order, that no
-/// job has located yet. A job takes the first slot while it holds the walk, so the slots are
+/// What the threads share: the walk, and the slots of the batches out, in capture order, that
+/// no thread has located yet. A thread takes the first slot while it holds the walk, so the slots are
 /// filled in the order the batches are located; the calling thread adds slots without waiting
 /// for a walk in progress.
 struct Shared<'a, 'm> {
@@ -177,23 +182,30 @@ struct Shared<'a, 'm> {
     unlocated: Mutex<VecDeque<Flight<'m>>>,
     /// Buffers of batches written, for the next ones.
     spare: Mutex<Vec<Bufs<'m>>>,
+    /// Slots in `unlocated`, read by idle decoders without taking its lock.
+    queued: AtomicUsize,
     /// Set once the walk has ended: no more slots are needed.
     ended: AtomicBool,
-    /// Set when the output failed: the jobs still out locate and decode nothing.
+    /// Set when the output failed: the slots still out are located and decoded by no one.
     abandoned: AtomicBool,
+    /// Set when the calling thread is done with the batches: the decoders return.
+    finished: AtomicBool,
+    /// How many decoders, having found nothing to do for a while, wait on `wake` for a slot
+    /// (or the end).
+    idle: Mutex<usize>,
+    wake: Condvar,
     shape: Shape,
     map: &'m [u8],
     keep_frames: bool,
     scratch: Mutex<Vec<Scratch<'m>>>,
 }
 
-/// [`read`]'s loop, on the first thread of the pool: it keeps a number of batches out, each a
-/// job that locates the next batch in the mapping and decodes it (the thread that walked the
-/// records finds their bytes in its caches; when this thread walked them all, it was the one the
-/// others waited for), and analyses and writes them in order.
-fn batches<'m>(
+/// [`read`]'s loop, on the first thread of the pool, with a decoder ([`decoder`]) on each of
+/// the others: it keeps a number of batches out, which the decoders (and this thread, while it
+/// waits) locate in the mapping and decode, and analyses and writes them in order.
+fn batches(
     src: &mut FileSource,
-    map: &'m [u8],
+    map: &[u8],
     run: &mut Run,
     progress: &mut Progress,
     threads: usize,
@@ -216,39 +228,121 @@ fn batches<'m>(
         }),
         unlocated: Mutex::new(VecDeque::new()),
         spare: Mutex::new(Vec::new()),
+        queued: AtomicUsize::new(0),
         ended: AtomicBool::new(false),
         abandoned: AtomicBool::new(false),
+        finished: AtomicBool::new(false),
+        idle: Mutex::new(0),
+        wake: Condvar::new(),
         shape: run.shape().clone(),
         map,
         keep_frames,
         scratch: Mutex::new(Vec::new()),
     };
     let shared = &shared;
-    let mut out: VecDeque<Flight<'m>> = VecDeque::new();
     let stop = rayon::scope(|s| {
-        loop {
-            // Keep `most` batches out, each a job of its own.
-            while !shared.ended.load(Ordering::Acquire) && out.len() < most {
-                let flight: Flight<'m> = Arc::new(Mutex::new(Slot::Pending));
-                lock(&shared.unlocated).push_back(Arc::clone(&flight));
-                s.spawn(move |_| locate_and_format(shared));
-                out.push_back(flight);
-            }
-            // None: no batch is out, or this one came after the end of the walk (and so do
-            // the later ones).
-            let next = out.pop_front()?;
-            let done = wait(&next)?;
-            match emit(run, progress, done) {
-                Ok(bufs) => lock(&shared.spare).push(bufs),
-                Err(e) => {
-                    shared.abandoned.store(true, Ordering::Release);
-                    return Some(Stop::Output(e));
-                }
+        for _ in 1..threads {
+            s.spawn(move |_| decoder(shared));
+        }
+        let stop = in_order(shared, run, progress, most);
+        shared.finished.store(true, Ordering::Release);
+        shared.wake_idle(true);
+        stop
+    });
+    // Every decoder has returned (the scope waits for them).
+    stop.unwrap_or_else(|| lock(&shared.walk).ended.take().unwrap_or(Stop::Done))
+}
+
+/// The calling thread's part: keep `most` batches out, and analyse and write them in order;
+/// while the next one is not decoded yet, locate and decode another. `None` when the walk has
+/// ended and every batch was written.
+fn in_order<'m>(
+    shared: &Shared<'_, 'm>,
+    run: &mut Run,
+    progress: &mut Progress,
+    most: usize,
+) -> Option<Stop> {
+    let mut out: VecDeque<Flight<'m>> = VecDeque::new();
+    loop {
+        while !shared.ended.load(Ordering::Acquire) && out.len() < most {
+            let flight: Flight<'m> = Arc::new(Mutex::new(Slot::Pending));
+            lock(&shared.unlocated).push_back(Arc::clone(&flight));
+            shared.queued.fetch_add(1, Ordering::Release);
+            shared.wake_idle(false);
+            out.push_back(flight);
+        }
+        // None: no batch is out, or this one came after the end of the walk (and so do the
+        // later ones).
+        let next = out.pop_front()?;
+        let done = wait(&next, || {
+            shared.queued.load(Ordering::Acquire) > 0 && locate_and_format(shared)
+        })?;
+        match emit(run, progress, done) {
+            Ok(bufs) => lock(&shared.spare).push(bufs),
+            Err(e) => {
+                shared.abandoned.store(true, Ordering::Release);
+                return Some(Stop::Output(e));
             }
         }
-    });
-    // Every job has returned (the scope waits for them).
-    stop.unwrap_or_else(|| lock(&shared.walk).ended.take().unwrap_or(Stop::Done))
+    }
+}
+
+/// How long a decoder with nothing to do keeps looking for a slot before it waits to be
+/// woken: a little longer than the calling thread takes to analyse a batch, so that a decoder
+/// is awake when the next slot comes. (rayon's own idle threads fall asleep sooner: with a job
+/// per batch, the calling thread ran 87–90 % of the batches itself while the other thread was
+/// being woken, on this 2-core VM.)
+const SPIN: Duration = Duration::from_micros(500);
+
+/// Longest wait of an idle decoder between two looks at the slots (a wake-up it missed).
+const NAP: Duration = Duration::from_millis(2);
+
+impl Shared<'_, '_> {
+    /// Wake one decoder waiting for a slot, if any (`all`: every one).
+    fn wake_idle(&self, all: bool) {
+        if *lock(&self.idle) > 0 {
+            if all {
+                self.wake.notify_all();
+            } else {
+                self.wake.notify_one();
+            }
+        }
+    }
+
+    /// Whether the decoders are done: the calling thread is, or the walk has ended and every
+    /// slot was taken.
+    fn decoders_done(&self) -> bool {
+        self.finished.load(Ordering::Acquire)
+            || (self.ended.load(Ordering::Acquire) && self.queued.load(Ordering::Acquire) == 0)
+    }
+}
+
+/// A thread of the pool other than the calling one: locate and decode batches, one after the
+/// other, until the calling thread is done.
+fn decoder(shared: &Shared<'_, '_>) {
+    let mut since = Instant::now();
+    while !shared.decoders_done() {
+        if shared.queued.load(Ordering::Acquire) > 0 && locate_and_format(shared) {
+            since = Instant::now();
+            continue;
+        }
+        if since.elapsed() < SPIN {
+            // A thread that has nothing to do lets another run (more threads than cores).
+            std::thread::yield_now();
+            continue;
+        }
+        let idle = lock(&shared.idle);
+        if shared.queued.load(Ordering::Acquire) == 0 && !shared.decoders_done() {
+            let mut idle = idle;
+            *idle += 1;
+            let (mut idle, _) = shared
+                .wake
+                .wait_timeout(idle, NAP)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            *idle -= 1;
+        }
+        since = Instant::now();
+    }
 }
 
 /// Lock `m`, whose holder never panics but in a decoder bug (the scope then passes the panic
@@ -257,18 +351,19 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// A job: take the first slot not located yet, locate the next batch of records for it
+/// Take the first slot not located yet, locate the next batch of records for it
 /// (nothing once the walk has ended or the output failed), then decode and format the batch
-/// into it.
-fn locate_and_format(shared: &Shared<'_, '_>) {
+/// into it. `false` when no slot was waiting.
+fn locate_and_format(shared: &Shared<'_, '_>) -> bool {
     let mut walk = lock(&shared.walk);
     let Some(flight) = lock(&shared.unlocated).pop_front() else {
-        return;
+        return false;
     };
+    shared.queued.fetch_sub(1, Ordering::AcqRel);
     let _guard = FailOnUnwind(&flight);
     if walk.ended.is_some() || shared.abandoned.load(Ordering::Acquire) {
         *lock(&flight) = Slot::Empty;
-        return;
+        return true;
     }
     let mut bufs = lock(&shared.spare).pop().unwrap_or_default();
     let Walk {
@@ -287,7 +382,7 @@ fn locate_and_format(shared: &Shared<'_, '_>) {
         shared.ended.store(true, Ordering::Release);
     }
     drop(walk);
-    // Page faults and releases outside the walk, which the other jobs wait for.
+    // Page faults and releases outside the walk, which the other threads wait for.
     if let Some(work) = work {
         work.run();
     }
@@ -303,14 +398,16 @@ fn locate_and_format(shared: &Shared<'_, '_>) {
         ))
     };
     *lock(&flight) = slot;
+    true
 }
 
 /// The batch of `flight` once decoded (`None`: no records, the walk had ended); meanwhile this
-/// thread runs the pool's other jobs.
+/// thread calls `help` (which locates and decodes a batch after it that no decoder has taken;
+/// `false`: there was none).
 ///
 /// # Panics
-/// When the job that decodes the batch panicked (the decoder never should).
-fn wait<'m>(flight: &Mutex<Slot<'m>>) -> Option<Done<'m>> {
+/// When the thread that decodes the batch panicked (the decoder never should).
+fn wait<'m>(flight: &Mutex<Slot<'m>>, mut help: impl FnMut() -> bool) -> Option<Done<'m>> {
     loop {
         {
             let mut slot = flight.lock().expect("a batch slot");
@@ -325,7 +422,7 @@ fn wait<'m>(flight: &Mutex<Slot<'m>>) -> Option<Done<'m>> {
                 Slot::Pending => {}
             }
         }
-        if rayon::yield_now() != Some(rayon::Yield::Executed) {
+        if !help() {
             std::thread::yield_now();
         }
     }
@@ -357,7 +454,7 @@ fn locate(
 }
 
 /// Decode and format the located records of one batch into its buffers; the decoded frames are
-/// kept when `keep_frames` (for the analysis). A job that prints takes its gathering buffers
+/// kept when `keep_frames` (for the analysis). A thread that prints takes its gathering buffers
 /// from `scratch` and puts them back.
 fn format_batch<'m>(
     shape: &Shape,
@@ -431,7 +528,7 @@ mod tests {
     use super::*;
     use rayon::prelude::*;
 
-    /// A batch whose job panicked is not waited for: the waiting thread panics too (the
+    /// A batch whose decoder panicked is not waited for: the waiting thread panics too (the
     /// scope passes the panic on) instead of hanging. Without the guard this test times out.
     #[test]
     fn a_batch_whose_job_panicked_is_not_waited_for() {
@@ -449,7 +546,7 @@ mod tests {
                             let _guard = FailOnUnwind(&slot);
                             panic!("a decoder bug");
                         });
-                        wait(&slot).map(|d| d.bufs.recs.len())
+                        wait(&slot, || false).map(|d| d.bufs.recs.len())
                     })
                 })
             }));
