@@ -87,6 +87,8 @@ enum MappedStep {
     Record(super::mapped::RawRecord),
     Done,
     LeftMapping,
+    /// The filter rejected every record up to the offset asked for.
+    Skipped,
 }
 
 /// Where the records come from.
@@ -276,6 +278,11 @@ impl FileSource {
         self.number
     }
 
+    /// Whether a filter is set ([`FileSource::set_filter`]).
+    pub fn filtered(&self) -> bool {
+        self.filter.is_some()
+    }
+
     /// The file's link type.
     pub fn linktype(&self) -> LinkType {
         self.linktype
@@ -298,10 +305,11 @@ impl FileSource {
 
     /// [`FileSource::next_record`] from the mapping; on an anomaly, libpcap takes over.
     fn next_mapped(&mut self) -> Result<Option<Record<'_>>, FileError> {
-        let raw = match self.step_mapped()? {
+        let raw = match self.step_mapped(usize::MAX)? {
             MappedStep::Record(r) => r,
             MappedStep::Done => return Ok(None),
             MappedStep::LeftMapping => return self.next_libpcap(),
+            MappedStep::Skipped => unreachable!("no offset is past usize::MAX"),
         };
         let Backend::Mapped(m) = &self.backend else {
             unreachable!("the mapping is only left on an anomaly")
@@ -317,12 +325,16 @@ impl FileSource {
     }
 
     /// The next record of the mapping that passes the filter (counting tag misses), the end,
-    /// or — after an anomaly — the hand-over to libpcap.
-    fn step_mapped(&mut self) -> Result<MappedStep, FileError> {
+    /// or — after an anomaly — the hand-over to libpcap; [`MappedStep::Skipped`] once the
+    /// filter has rejected every record up to offset `until`.
+    fn step_mapped(&mut self, until: usize) -> Result<MappedStep, FileError> {
         loop {
             let Backend::Mapped(m) = &mut self.backend else {
                 return Ok(MappedStep::LeftMapping);
             };
+            if m.pos() >= until {
+                return Ok(MappedStep::Skipped);
+            }
             match m.step() {
                 Step::Record(r) => {
                     self.number += 1;
@@ -363,13 +375,13 @@ impl FileSource {
     }
 
     /// Append to `out` up to `max` records located in the mapping (for reading in parallel),
-    /// stopping after the record that reaches `max_bytes` captured bytes. `Ok(true)` while the
-    /// mapping may hold more; `Ok(false)` at the end of the file or when
-    /// an anomaly handed the file to libpcap (read the rest with [`FileSource::next_record`]).
-    /// The pages of the last `kept` batches located (this one included), from their first
-    /// records on, stay mapped, up to `kept × max_bytes` bytes behind the walk: records still
-    /// being decoded or analysed elsewhere are not read again from the page cache, and a filter
-    /// that skips most records does not keep the stretches it skipped.
+    /// walking no further than `max_bytes` of the file past where the batch starts (the record
+    /// that reaches it included). `Ok(true)` while the mapping may hold more; `Ok(false)` at the
+    /// end of the file or when an anomaly handed the file to libpcap (read the rest with
+    /// [`FileSource::next_record`]). The pages of the last `kept` batches located (this one
+    /// included), from their first records on, stay mapped: records still being decoded or
+    /// analysed elsewhere are not read again from the page cache. A filter that rejects most
+    /// records makes batches of few records, or none, rather than batches that span the file.
     ///
     /// # Errors
     /// [`FileError`] when libpcap, taking over, fails.
@@ -381,33 +393,42 @@ impl FileSource {
         out: &mut Vec<MappedRecord>,
     ) -> Result<bool, FileError> {
         let first = out.len();
-        let mut bytes = 0;
+        let until = match &self.backend {
+            Backend::Mapped(m) => m.pos().saturating_add(max_bytes),
+            Backend::Libpcap(_) => return Ok(false),
+        };
         for _ in 0..max {
             if self.done {
                 return Ok(false);
             }
-            if bytes >= max_bytes {
-                break;
-            }
-            match self.step_mapped()? {
+            match self.step_mapped(until)? {
                 MappedStep::Record(r) => {
-                    if out.len() == first
-                        && let Backend::Mapped(m) = &mut self.backend
-                    {
-                        m.begin_window(r.start, kept, kept.saturating_mul(max_bytes));
+                    if let Backend::Mapped(m) = &mut self.backend {
+                        if out.len() == first {
+                            m.begin_window(r.start, kept);
+                        }
+                        out.push(MappedRecord {
+                            number: self.number,
+                            ts_ns: r.ts_ns,
+                            base_ts_ns: self.base_ts_ns.unwrap_or_default(),
+                            caplen: r.caplen,
+                            len: r.len,
+                            start: r.start,
+                        });
+                        if m.pos() >= until {
+                            break;
+                        }
                     }
-                    bytes += r.caplen as usize;
-                    out.push(MappedRecord {
-                        number: self.number,
-                        ts_ns: r.ts_ns,
-                        base_ts_ns: self.base_ts_ns.unwrap_or_default(),
-                        caplen: r.caplen,
-                        len: r.len,
-                        start: r.start,
-                    });
                 }
+                MappedStep::Skipped => break,
                 MappedStep::Done | MappedStep::LeftMapping => return Ok(false),
             }
+        }
+        if out.len() == first
+            && let Backend::Mapped(m) = &mut self.backend
+        {
+            // A batch of no records holds no pages; the windows before it move on.
+            m.end_empty_window(kept);
         }
         Ok(true)
     }
@@ -549,19 +570,28 @@ fn io_msg(e: &std::io::Error) -> String {
 mod tests {
     use super::*;
 
-    /// Locate every batch of `path`'s records with `filter`; whether page work was left to
-    /// other threads (records were located in windows), and how many records were located.
-    fn batches(path: &str, filter: &str) -> (bool, usize) {
+    /// What locating every batch of `path`'s records with `filter` (batches of at most 256
+    /// records spanning at most `span` bytes, 3 kept) did: whether page work was left to other
+    /// threads (records were located in windows), the records located, the batches, and the
+    /// most bytes walked but not released (or left to release) after a batch.
+    fn batches(path: &str, filter: &str, span: usize) -> (bool, usize, usize, usize) {
         let mut src = FileSource::open(path).unwrap();
         src.set_filter(filter).unwrap();
-        let (mut work, mut located, mut out) = (false, 0, Vec::new());
+        let (mut work, mut located, mut n, mut held, mut out) = (false, 0, 0, 0, Vec::new());
         loop {
             out.clear();
-            let more = src.next_mapped_batch(256, 1 << 20, 3, &mut out).unwrap();
+            let more = src.next_mapped_batch(256, span, 3, &mut out).unwrap();
             located += out.len();
-            work |= src.page_work().is_some();
+            n += 1;
+            if let Backend::Mapped(m) = &src.backend {
+                held = held.max(m.pos() - m.released());
+            }
+            if let Some(w) = src.page_work() {
+                work = true;
+                w.run();
+            }
             if !more {
-                return (work, located);
+                return (work, located, n, held);
             }
         }
     }
@@ -574,7 +604,36 @@ mod tests {
         // 3,000 Ethernet records of zero bytes: no IPv4 header, destination 00:00:00:00:00:00.
         let f = super::super::mapped::tests::pcap(3000, 1000);
         let path = f.path().to_str().unwrap();
-        assert_eq!(batches(path, "host 9.9.9.9"), (false, 0));
-        assert_eq!(batches(path, "ether dst 00:00:00:00:00:00"), (true, 3000));
+        let (work, located, _, _) = batches(path, "host 9.9.9.9", 1 << 20);
+        assert_eq!((work, located), (false, 0));
+        let (work, located, n, _) = batches(path, "ether dst 00:00:00:00:00:00", 1 << 20);
+        // 256 records of 1,016 bytes span 260,096 bytes: batches end by records.
+        assert_eq!((work, located, n), (true, 3000, 3000usize.div_ceil(256)));
+    }
+
+    /// A filter that matches only the first record: the batches after it end by the bytes
+    /// they span, not by records (they have none), so the pages they walk are released within
+    /// about the span of the 3 batches kept, not held until a batch has 256 records or the
+    /// file ends.
+    #[test]
+    fn batches_end_by_the_bytes_they_span() {
+        let (n, size) = (3000, 1000);
+        let f = super::super::mapped::tests::pcap(n, size);
+        // The first record's first byte: 24-byte file header, 16-byte record header.
+        let mut bytes = std::fs::read(f.path()).unwrap();
+        bytes[40] = 1;
+        std::fs::write(f.path(), &bytes).unwrap();
+        let path = f.path().to_str().unwrap();
+        let span = 64 << 10;
+        let (work, located, batches, held) = batches(path, "ether[0] = 1", span);
+        assert!(work);
+        assert_eq!(located, 1);
+        // Each batch walks 65 records of 1,016 bytes (66,040 bytes, the last past the span),
+        // the first batch the matching record among them; the last ends at the end of the file.
+        let per = span.div_ceil(size as usize + 16);
+        assert_eq!(batches, n.div_ceil(per), "{per} records a batch");
+        // Hand-computed bound: the release is due every 256 KiB, page-aligned, below the
+        // oldest of the 3 windows kept, which is the first record's (the others are empty).
+        assert!(held < (1 << 18) + 4096 + 3 * (span + 1016), "held {held}");
     }
 }

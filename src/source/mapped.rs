@@ -135,11 +135,8 @@ pub struct MappedFile {
     released: usize,
     /// Offsets where the last windows of records began (their first records), oldest first,
     /// once records are located in windows ([`MappedFile::begin_window`]): pages are released
-    /// only below the first, and no more than `keep_span` bytes behind the walk.
+    /// only below the first.
     windows: Vec<usize>,
-    /// Most bytes behind the walk kept mapped for the windows (their records' bytes are bounded
-    /// by the caller; a filter that skips most records spreads them over more of the file).
-    keep_span: usize,
     /// Offset up to which the file was prefetched ([`PREFETCH_AHEAD`]).
     prefetched: usize,
     /// Pages to release that the walk left to be done outside it ([`MappedFile::page_work`]):
@@ -209,7 +206,6 @@ impl MappedFile {
             pos: 0,
             released: 0,
             windows: Vec::new(),
-            keep_span: usize::MAX,
             prefetched: 0,
             unreleased: None,
             populated: 0,
@@ -437,7 +433,7 @@ impl MappedFile {
         // parallel reader's threads (a record released before it is decoded is read again from
         // the page cache).
         let behind = match self.windows.first() {
-            Some(&start) => start.max(self.pos.saturating_sub(self.keep_span)),
+            Some(&start) => start,
             None => self.pos.saturating_sub(SEQUENTIAL_LAG),
         };
         if behind < self.released + RELEASE_EVERY {
@@ -490,21 +486,42 @@ impl MappedFile {
     /// A window of records, the first at offset `first`, is now located ahead of its decoding
     /// (the parallel reader), while the `kept - 1` windows located before it may still be
     /// decoded or analysed: from now on pages are released only below the first record of the
-    /// oldest of those `kept` windows, and below `span` bytes behind the walk.
-    pub fn begin_window(&mut self, first: usize, kept: usize, span: usize) {
+    /// oldest of those `kept` windows.
+    pub fn begin_window(&mut self, first: usize, kept: usize) {
         while self.windows.len() >= kept.max(1) {
             self.windows.remove(0);
         }
         self.windows.push(first);
-        self.keep_span = span;
+    }
+
+    /// A window of no records ended where the walk is: like [`MappedFile::begin_window`] at
+    /// this offset, once records are located in windows (before that, the walk releases what
+    /// it walked itself).
+    pub fn end_empty_window(&mut self, kept: usize) {
+        if !self.windows.is_empty() {
+            self.begin_window(self.pos, kept);
+        }
+    }
+
+    /// Offset of the next record or block to walk.
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// Offset up to which walked pages were released, or left to be (tests).
+    #[cfg(test)]
+    pub(super) fn released(&self) -> usize {
+        self.released
     }
 
     /// The walk stops here (libpcap reads the rest): release every page walked or populated
     /// ahead, those of records still being decoded included (they are read again from the page
-    /// cache), since the walk, which releases them, will not come back.
+    /// cache), since the walk, which releases them, will not come back. (Pages a [`PageWork`]
+    /// taken before populates afterwards stay: at most [`POPULATE_AHEAD`] bytes.)
     pub fn release_all(&mut self) {
         self.windows.clear();
-        let end = self.pos.max(self.populated).min(self.map.len());
+        // Whole pages: the last one, cut by the end of the file, is one too.
+        let end = (self.pos.max(self.populated).div_ceil(PAGE) * PAGE).min(self.map.len());
         let from = self
             .unreleased
             .take()
@@ -583,7 +600,7 @@ pub(super) mod tests {
         let (mut released, mut populated) = (0, 0);
         for _ in 0..n / 100 {
             // The window's first record: its bytes follow its 16-byte header.
-            m.begin_window(m.pos + 16, 3, usize::MAX);
+            m.begin_window(m.pos + 16, 3);
             walk(&mut m, 100);
             if let Some(w) = m.page_work() {
                 if let Some((from, to)) = w.release {
@@ -610,37 +627,6 @@ pub(super) mod tests {
         assert!(m.unreleased.is_none());
     }
 
-    /// Windows whose records are spread far apart (a filter that skips most records) keep no
-    /// more than their span behind the walk mapped.
-    #[test]
-    fn windows_keep_at_most_their_span_behind_the_walk() {
-        let (n, size) = (3000, 1000);
-        let f = pcap(n, size);
-        let mut m = MappedFile::open(f.as_file()).unwrap();
-        let span = 64 << 10;
-        m.begin_window(m.pos + 16, 3, span);
-        let mut released = 0;
-        for _ in 0..n / 100 {
-            walk(&mut m, 100);
-            if let Some(w) = m.page_work() {
-                if let Some((_, to)) = w.release {
-                    released = to;
-                }
-                w.run();
-            }
-        }
-        // Hand-computed bound: the release is due every RELEASE_EVERY bytes, page-aligned.
-        assert!(
-            released + span + RELEASE_EVERY + PAGE >= m.pos,
-            "released up to {released} of {} walked",
-            m.pos
-        );
-        assert!(
-            released + span <= m.pos,
-            "released {released} within the span"
-        );
-    }
-
     /// When the walk stops (libpcap reads the rest), every page walked or populated ahead is
     /// released at once, the release still left to the page work included.
     #[test]
@@ -650,7 +636,7 @@ pub(super) mod tests {
         let mut m = MappedFile::open(f.as_file()).unwrap();
         let mut populated = 0;
         for _ in 0..10 {
-            m.begin_window(m.pos + 16, 2, usize::MAX);
+            m.begin_window(m.pos + 16, 2);
             walk(&mut m, 100);
             if let Some(w) = m.page_work() {
                 populated = w.populate.map_or(populated, |(_, to)| to);
@@ -658,12 +644,12 @@ pub(super) mod tests {
             }
         }
         // Walked on past a release due, with no page work run since.
-        m.begin_window(m.pos + 16, 2, usize::MAX);
+        m.begin_window(m.pos + 16, 2);
         walk(&mut m, 400);
         let (from, _) = m.unreleased.expect("a release left to the page work");
         assert!(populated > from && populated < len, "{from} {populated}");
         m.release_all();
-        assert_eq!(m.released, m.pos.max(populated));
+        assert_eq!(m.released, m.pos.max(populated).div_ceil(PAGE) * PAGE);
         assert!(m.unreleased.is_none() && m.windows.is_empty());
         assert!(m.page_work().is_none());
     }
