@@ -5,6 +5,7 @@ pub mod assets;
 pub mod capture;
 pub mod capture_loop;
 pub mod correlate;
+pub mod crew;
 pub mod export;
 pub mod parallel;
 pub mod pipeline;

@@ -14,7 +14,7 @@
 //! itself, so N threads are busy, not N + 1.
 //!
 //! A decoder with nothing to do looks again for a while before it waits to be woken
-//! ([`SPIN`]). When each batch was a rayon job of its own, the other threads fell asleep between
+//! ([`super::crew`]). When each batch was a rayon job of its own, the other threads fell asleep between
 //! batches and took a wake-up to come back, so the calling thread, finding the jobs still
 //! queued, ran 87–90 % of them itself (`read -q --threads 2`, 1M-packet and mixed traces):
 //! 0.10 and 0.16 s, medians of 11 interleaved runs; with decoders that stay awake, 0.09 and
@@ -24,10 +24,10 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
+use super::crew::{Crew, lock, with_decoders};
 use super::pipeline::{Run, Shape};
 use super::progress::Progress;
 use crate::analyze::Seen;
@@ -141,7 +141,7 @@ enum Slot<'m> {
     /// Decoded and formatted.
     Ready(Done<'m>),
     /// No records: the walk had ended (the end of the file, `-c`, an error, or libpcap reads
-    /// the rest) before this batch.
+    /// the rest) before this batch, or this batch walked to the end of the file without one.
     Empty,
     /// The thread decoding it panicked.
     Failed,
@@ -189,18 +189,11 @@ struct Shared<'a, 'm> {
     unlocated: Mutex<VecDeque<Flight<'m>>>,
     /// Buffers of batches written, for the next ones.
     spare: Mutex<Vec<Bufs<'m>>>,
-    /// Slots in `unlocated`, read by idle decoders without taking its lock.
-    queued: AtomicUsize,
-    /// Set once the walk has ended: no more slots are needed.
-    ended: AtomicBool,
+    /// The decoders' side of `unlocated`: how many slots it holds, and whether the walk has
+    /// ended (no more slots are needed).
+    crew: Crew,
     /// Set when the output failed: the slots still out are located and decoded by no one.
     abandoned: AtomicBool,
-    /// Set when the calling thread is done with the batches: the decoders return.
-    finished: AtomicBool,
-    /// How many decoders, having found nothing to do for a while, wait on `wake` for a slot
-    /// (or the end).
-    idle: Mutex<usize>,
-    wake: Condvar,
     shape: Shape,
     map: &'m [u8],
     keep_frames: bool,
@@ -240,28 +233,21 @@ fn batches(
         }),
         unlocated: Mutex::new(VecDeque::new()),
         spare: Mutex::new(Vec::new()),
-        queued: AtomicUsize::new(0),
-        ended: AtomicBool::new(false),
+        crew: Crew::default(),
         abandoned: AtomicBool::new(false),
-        finished: AtomicBool::new(false),
-        idle: Mutex::new(0),
-        wake: Condvar::new(),
         shape: run.shape().clone(),
         map,
         keep_frames,
         scratch: Mutex::new(Vec::new()),
     };
     let shared = &shared;
-    let stop = rayon::scope(|s| {
-        for _ in 1..threads {
-            s.spawn(move |_| decoder(shared));
-        }
-        let stop = in_order(shared, run, progress, most);
-        shared.finished.store(true, Ordering::Release);
-        shared.wake_idle(true);
-        stop
-    });
-    // Every decoder has returned (the scope waits for them).
+    let stop = with_decoders(
+        &shared.crew,
+        threads,
+        || locate_and_format(shared),
+        || in_order(shared, run, progress, most),
+    );
+    // Every decoder has returned.
     stop.unwrap_or_else(|| lock(&shared.walk).ended.take().unwrap_or(Stop::Done))
 }
 
@@ -276,18 +262,19 @@ fn in_order<'m>(
 ) -> Option<Stop> {
     let mut out: VecDeque<Flight<'m>> = VecDeque::new();
     loop {
-        while !shared.ended.load(Ordering::Acquire) && out.len() < most {
+        while !shared.crew.ended() && out.len() < most {
             let flight: Flight<'m> = Arc::new(Mutex::new(Slot::Pending));
-            lock(&shared.unlocated).push_back(Arc::clone(&flight));
-            shared.queued.fetch_add(1, Ordering::Release);
-            shared.wake_idle(false);
+            let mut unlocated = lock(&shared.unlocated);
+            unlocated.push_back(Arc::clone(&flight));
+            shared.crew.queued_one();
+            drop(unlocated);
             out.push_back(flight);
         }
         // None: no batch is out, or this one came after the end of the walk (and so do the
         // later ones).
         let next = out.pop_front()?;
         let done = wait(&next, || {
-            shared.queued.load(Ordering::Acquire) > 0 && locate_and_format(shared)
+            shared.crew.has_work() && locate_and_format(shared)
         })?;
         match emit(run, progress, done) {
             Ok(bufs) => lock(&shared.spare).push(bufs),
@@ -299,79 +286,21 @@ fn in_order<'m>(
     }
 }
 
-/// How long a decoder with nothing to do keeps looking for a slot before it waits to be
-/// woken: a little longer than the calling thread takes to analyse a batch, so that a decoder
-/// is awake when the next slot comes. (rayon's own idle threads fall asleep sooner: with a job
-/// per batch, the calling thread ran 87–90 % of the batches itself while the other thread was
-/// being woken, on this 2-core VM.)
-const SPIN: Duration = Duration::from_micros(500);
-
-/// Longest wait of an idle decoder between two looks at the slots (a wake-up it missed).
-const NAP: Duration = Duration::from_millis(20);
-
-impl Shared<'_, '_> {
-    /// Wake one decoder waiting for a slot, if any (`all`: every one).
-    fn wake_idle(&self, all: bool) {
-        if *lock(&self.idle) > 0 {
-            if all {
-                self.wake.notify_all();
-            } else {
-                self.wake.notify_one();
-            }
-        }
-    }
-
-    /// Whether the decoders are done: the calling thread is, or the walk has ended and every
-    /// slot was taken.
-    fn decoders_done(&self) -> bool {
-        self.finished.load(Ordering::Acquire)
-            || (self.ended.load(Ordering::Acquire) && self.queued.load(Ordering::Acquire) == 0)
-    }
-}
-
-/// A thread of the pool other than the calling one: locate and decode batches, one after the
-/// other, until the calling thread is done.
-fn decoder(shared: &Shared<'_, '_>) {
-    let mut since = Instant::now();
-    while !shared.decoders_done() {
-        if shared.queued.load(Ordering::Acquire) > 0 && locate_and_format(shared) {
-            since = Instant::now();
-            continue;
-        }
-        if since.elapsed() < SPIN {
-            // A thread that has nothing to do lets another run (more threads than cores).
-            std::thread::yield_now();
-            continue;
-        }
-        let idle = lock(&shared.idle);
-        if shared.queued.load(Ordering::Acquire) == 0 && !shared.decoders_done() {
-            let mut idle = idle;
-            *idle += 1;
-            let (mut idle, _) = shared
-                .wake
-                .wait_timeout(idle, NAP)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            *idle -= 1;
-        }
-        since = Instant::now();
-    }
-}
-
-/// Lock `m`, whose holder never panics but in a decoder bug (the scope then passes the panic
-/// on).
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// Take the first slot not located yet, locate the next batch of records for it
 /// (nothing once the walk has ended or the output failed), then decode and format the batch
 /// into it. `false` when no slot was waiting.
 fn locate_and_format(shared: &Shared<'_, '_>) -> bool {
     let mut walk = lock(&shared.walk);
-    let Some(flight) = lock(&shared.unlocated).pop_front() else {
+    let Some(flight) = ({
+        let mut unlocated = lock(&shared.unlocated);
+        let f = unlocated.pop_front();
+        if f.is_some() {
+            shared.crew.took_one();
+        }
+        f
+    }) else {
         return false;
     };
-    shared.queued.fetch_sub(1, Ordering::AcqRel);
     let _guard = FailOnUnwind(&flight);
     if walk.ended.is_some() || shared.abandoned.load(Ordering::Acquire) {
         *lock(&flight) = Slot::Empty;
@@ -391,7 +320,7 @@ fn locate_and_format(shared: &Shared<'_, '_>) -> bool {
     let last = ended.is_some();
     if last {
         walk.ended = ended;
-        shared.ended.store(true, Ordering::Release);
+        shared.crew.end();
     }
     drop(walk);
     // Page faults and releases outside the walk, which the other threads wait for.

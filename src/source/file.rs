@@ -633,7 +633,7 @@ mod tests {
         let per = span.div_ceil(size as usize + 16);
         assert_eq!(batches, n.div_ceil(per), "{per} records a batch");
         // Hand-computed bound: the release is due every 256 KiB, page-aligned, below the
-        // oldest of the 3 windows kept, which is the first record's (the others are empty).
+        // oldest of the 3 windows kept (after the first batch, where an empty batch ended).
         assert!(held < (1 << 18) + 4096 + 3 * (span + 1016), "held {held}");
     }
 }
