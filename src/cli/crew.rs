@@ -22,6 +22,20 @@ const SPIN: Duration = Duration::from_micros(500);
 /// ([`Crew::end`]) by this.
 const NAP: Duration = Duration::from_millis(20);
 
+/// How long a thread waiting for a decoder sleeps at a time once it has waited [`SPIN`]
+/// (a record whose page the disk has not delivered yet, say): it then takes no CPU.
+const PAUSE: Duration = Duration::from_micros(100);
+
+/// Let the thread wait a little for another's work, which it began waiting for at `since`:
+/// give way to other threads during [`SPIN`], then sleep [`PAUSE`] at a time.
+pub fn pause(since: Instant) {
+    if since.elapsed() < SPIN {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(PAUSE);
+    }
+}
+
 /// What the calling thread and the decoders share about the queue of work.
 #[derive(Default)]
 pub struct Crew {

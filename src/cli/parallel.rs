@@ -26,8 +26,9 @@ use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
-use super::crew::{Crew, lock, with_decoders};
+use super::crew::{Crew, lock, pause, with_decoders};
 use super::pipeline::{Run, Shape};
 use super::progress::Progress;
 use crate::analyze::Seen;
@@ -344,11 +345,13 @@ fn locate_and_format(shared: &Shared<'_, '_>) -> bool {
 
 /// The batch of `flight` once decoded (`None`: no records, the walk had ended); meanwhile this
 /// thread calls `help` (which locates and decodes a batch after it that no decoder has taken;
-/// `false`: there was none).
+/// `false`: there was none), and when there is nothing to help with, it gives way to other
+/// threads and, after a while, sleeps ([`pause`]: a decoder may wait for the disk).
 ///
 /// # Panics
 /// When the thread that decodes the batch panicked (the decoder never should).
 fn wait<'m>(flight: &Mutex<Slot<'m>>, mut help: impl FnMut() -> bool) -> Option<Done<'m>> {
+    let mut since = Instant::now();
     loop {
         {
             let mut slot = flight.lock().expect("a batch slot");
@@ -363,8 +366,10 @@ fn wait<'m>(flight: &Mutex<Slot<'m>>, mut help: impl FnMut() -> bool) -> Option<
                 Slot::Pending => {}
             }
         }
-        if !help() {
-            std::thread::yield_now();
+        if help() {
+            since = Instant::now();
+        } else {
+            pause(since);
         }
     }
 }
