@@ -632,8 +632,9 @@ mod tests {
         // the first batch the matching record among them; the last ends at the end of the file.
         let per = span.div_ceil(size as usize + 16);
         assert_eq!(batches, n.div_ceil(per), "{per} records a batch");
-        // Hand-computed bound: the release is due every 256 KiB, page-aligned, below the
+        // Hand-computed bound: the release is due every 512 KiB, page-aligned, below the
         // oldest of the 3 windows kept (after the first batch, where an empty batch ended).
-        assert!(held < (1 << 18) + 4096 + 3 * (span + 1016), "held {held}");
+        let every = super::super::mapped::WINDOW_RELEASE_EVERY;
+        assert!(held < every + 4096 + 3 * (span + 1016), "held {held}");
     }
 }

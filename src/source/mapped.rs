@@ -33,6 +33,15 @@ const MAX_CAPLEN: u32 = 262_144;
 /// 1M-packet trace 3 ms slower in median of 21 interleaved runs.
 const RELEASE_EVERY: usize = 1 << 18;
 
+/// [`RELEASE_EVERY`] once records are located in windows (the parallel reader): each release
+/// then interrupts the other threads to flush their TLBs (`smp_call_function_many_cond` and
+/// the IPIs' `native_write_msr`, 6–7 % of `read -q --threads 2`'s samples on the 500k-frame
+/// mixed trace with 256 KiB). With 512 KiB (`perf stat -r 11`, two rounds): the mixed trace
+/// 0.140–0.143 → 0.132–0.133 s, the 1M-packet trace 0.097–0.098 → 0.089–0.090 s; QPN
+/// spraying's peak RSS (4M packets, 2 threads) 30.0 → 31.0 MiB (the target is under 32).
+/// With 1 MiB it peaked at 31.4–31.6 MiB.
+pub(super) const WINDOW_RELEASE_EVERY: usize = 1 << 19;
+
 /// How far ahead of the walk (bytes) the parallel reader has the file's pages mapped
 /// (`MADV_POPULATE_READ`, Linux 5.14) outside the walk, which otherwise takes a page fault for
 /// each stretch of pages it reaches first (with the releases behind the walk, a quarter of the
@@ -427,7 +436,8 @@ impl MappedFile {
         self.prefetched = at;
     }
 
-    /// Release the pages walked so far, every [`RELEASE_EVERY`] bytes.
+    /// Release the pages walked so far, every [`RELEASE_EVERY`] bytes ([`WINDOW_RELEASE_EVERY`]
+    /// once records are located in windows).
     fn release_walked(&mut self) {
         // Keep the last stretch mapped: records located ahead are still being decoded by the
         // parallel reader's threads (a record released before it is decoded is read again from
@@ -436,7 +446,12 @@ impl MappedFile {
             Some(&start) => start,
             None => self.pos.saturating_sub(SEQUENTIAL_LAG),
         };
-        if behind < self.released + RELEASE_EVERY {
+        let every = if self.windows.is_empty() {
+            RELEASE_EVERY
+        } else {
+            WINDOW_RELEASE_EVERY
+        };
+        if behind < self.released + every {
             return;
         }
         self.release_up_to(behind);
@@ -620,7 +635,7 @@ pub(super) mod tests {
         }
         assert_eq!(populated, len);
         // Three windows of 100 records are kept: the pages below them were released.
-        assert!(released >= len - 3 * 100 * (size as usize + 16) - RELEASE_EVERY - PAGE);
+        assert!(released >= len - 3 * 100 * (size as usize + 16) - WINDOW_RELEASE_EVERY - PAGE);
         // At the end every walked page goes at once, by the walking thread.
         m.release_all_walked();
         assert_eq!(m.released, len / PAGE * PAGE);
@@ -644,8 +659,10 @@ pub(super) mod tests {
             }
         }
         // Walked on past a release due, with no page work run since.
-        m.begin_window(m.pos + 16, 2);
-        walk(&mut m, 400);
+        for k in [700, 700, 10] {
+            m.begin_window(m.pos + 16, 2);
+            walk(&mut m, k);
+        }
         let (from, _) = m.unreleased.expect("a release left to the page work");
         assert!(populated > from && populated < len, "{from} {populated}");
         m.release_all();
