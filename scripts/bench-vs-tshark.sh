@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # roce-inspect against a bare libpcap loop, tcpdump and tshark on the same generated captures,
-# side by side in one run: medians of 5 (wall time, peak RSS by GNU time), with `taskset -c 0`
-# for the one-core figures.
+# side by side in one run: medians of 5 (wall time to the millisecond, peak RSS by GNU
+# time), with `taskset -c 0` for the one-core figures.
 #
 #   scripts/bench-vs-tshark.sh [PACKETS] [RUNS]     (defaults 1000000, 5)
 #
@@ -30,17 +30,23 @@ $BIN read --help | grep -q -- '--threads' && THREADS=yes
 # The medians of the current trace, by key, for the ratios printed after its table.
 declare -A MED
 
-# median of RUNS wall times (s) and the peak RSS (MB) of that run; the median is kept as
-# MED[key] when a key is given (run [-k KEY] NAME COMMAND...)
+# median of RUNS wall times (s, to the millisecond: taken around GNU time, whose own %e counts
+# in steps of 10 ms, too coarse for the ratios to a 0.06 s loop) and the peak RSS (MB, GNU
+# time's) of that run; the median is kept as MED[key] when a key is given
+# (run [-k KEY] NAME COMMAND...)
 run() {
   local key=""
   if [ "$1" = -k ]; then key=$2; shift 2; fi
   local name=$1; shift
   : > "$OUT/runs.txt"
+  local t0 t1
   for _ in $(seq "$RUNS"); do
-    "$TIME" -f "%e %M" -o "$OUT/time.txt" "$@" > /dev/null 2> "$OUT/stderr.txt" || true
-    # Only the figures: GNU time adds "Command exited with non-zero status N" for a failure.
-    grep -E '^[0-9.]+ [0-9]+$' "$OUT/time.txt" >> "$OUT/runs.txt" || true
+    t0=$(date +%s%N)
+    "$TIME" -f "%M" -o "$OUT/time.txt" "$@" > /dev/null 2> "$OUT/stderr.txt" || true
+    t1=$(date +%s%N)
+    # Only the figure: GNU time adds "Command exited with non-zero status N" for a failure.
+    grep -E '^[0-9]+$' "$OUT/time.txt" |
+      awk -v ns=$((t1 - t0)) '{ printf "%.4f %s\n", ns / 1e9, $1 }' >> "$OUT/runs.txt" || true
   done
   local line
   line=$(sort -n "$OUT/runs.txt" | awk -v n="$RUNS" 'NR == int((n + 1) / 2) { print $1, $2 }')
@@ -49,8 +55,9 @@ run() {
     'BEGIN { split(l, v, " "); printf "%-48s %8.3f s %8.1f MB\n", name, v[1], v[2] / 1024 }'
 }
 
-# The issue-16 targets beside the ratios of this trace's medians (GNU time has 10 ms steps:
-# a ratio to a median of 0 is printed as "-").
+# The issue-16 targets beside the ratios of this trace's medians (a ratio to a median of 0, a
+# command that did not run, is printed as "-"). Each wall time includes starting the process
+# under GNU time (about 1–2 ms here), which weighs on the ratios of tiny traces only.
 ratios() {
   ratio() { awk -v a="${MED[$1]:-0}" -v b="${MED[$2]:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'; }
   echo "-- ratios (issue 16 targets in brackets)"
