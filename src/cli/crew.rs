@@ -8,6 +8,7 @@
 //! 1M-packet and mixed benchmark traces, 2 cores). A decoder here looks again for
 //! [`SPIN`] after each piece of work or wake-up before it waits.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -17,9 +18,8 @@ use std::time::{Duration, Instant};
 /// awake when the next piece of work comes.
 const SPIN: Duration = Duration::from_micros(500);
 
-/// Longest wait of an idle decoder between two looks at the queue: it is woken when work is
-/// queued or the calling thread is done, and otherwise notices the end of the work
-/// ([`Crew::end`]) by this.
+/// Longest wait of an idle decoder between two looks at the queue (it is woken when work is
+/// queued, when no more will be, and when the calling thread is done).
 const NAP: Duration = Duration::from_millis(20);
 
 /// How long a thread waiting for a decoder sleeps at a time once it has waited [`SPIN`]
@@ -36,10 +36,11 @@ pub fn pause(since: Instant) {
     }
 }
 
-/// What the calling thread and the decoders share about the queue of work.
-#[derive(Default)]
-pub struct Crew {
-    /// Pieces of work queued and not taken yet.
+/// The queue of work the calling thread fills and the decoders take from, and what they share
+/// about it.
+pub struct Crew<T> {
+    queue: Mutex<VecDeque<T>>,
+    /// `queue`'s length, read by idle decoders without taking its lock.
     queued: AtomicUsize,
     /// Set once no more work will be queued.
     ended: AtomicBool,
@@ -55,17 +56,36 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-impl Crew {
-    /// One more piece of work is queued (call it with the queue locked, so that the count
-    /// never runs behind the queue): wake one waiting decoder.
-    pub fn queued_one(&self) {
-        self.queued.fetch_add(1, Ordering::AcqRel);
+impl<T> Default for Crew<T> {
+    /// An empty queue.
+    fn default() -> Self {
+        Crew {
+            queue: Mutex::new(VecDeque::new()),
+            queued: AtomicUsize::new(0),
+            ended: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
+            idle: Mutex::new(0),
+            wake: Condvar::new(),
+        }
+    }
+}
+
+impl<T> Crew<T> {
+    /// Queue `work`, and wake one waiting decoder.
+    pub fn push(&self, work: T) {
+        let mut q = lock(&self.queue);
+        q.push_back(work);
+        self.queued.store(q.len(), Ordering::Release);
+        drop(q);
         self.wake_idle(false);
     }
 
-    /// One piece of work was taken from the queue (with the queue locked).
-    pub fn took_one(&self) {
-        self.queued.fetch_sub(1, Ordering::AcqRel);
+    /// The oldest work queued, taken off the queue.
+    pub fn pop(&self) -> Option<T> {
+        let mut q = lock(&self.queue);
+        let work = q.pop_front();
+        self.queued.store(q.len(), Ordering::Release);
+        work
     }
 
     /// Whether work is queued.
@@ -76,6 +96,7 @@ impl Crew {
     /// No more work will be queued: decoders return once the queue is empty.
     pub fn end(&self) {
         self.ended.store(true, Ordering::Release);
+        self.wake_idle(true);
     }
 
     /// Whether [`Crew::end`] was called.
@@ -135,9 +156,9 @@ impl Crew {
 
 /// Sets [`Crew`]'s `finished` and wakes the decoders when dropped: when the calling thread's
 /// part returns or unwinds, so that the scope, which waits for the decoders, ends.
-struct Finish<'a>(&'a Crew);
+struct Finish<'a, T>(&'a Crew<T>);
 
-impl Drop for Finish<'_> {
+impl<T> Drop for Finish<'_, T> {
     fn drop(&mut self) {
         self.0.finished.store(true, Ordering::Release);
         self.0.wake_idle(true);
@@ -145,14 +166,13 @@ impl Drop for Finish<'_> {
 }
 
 /// Run `main` on this thread, a thread of a `rayon` pool of `threads` (inside its `install`),
-/// with a decoder running
-/// `job` ([`Crew`]) on each of the pool's `threads - 1` others; `main`'s result once every
-/// decoder has returned.
+/// with a decoder running `job` ([`Crew`]) on each of the pool's `threads - 1` others;
+/// `main`'s result once every decoder has returned.
 ///
 /// # Panics
 /// When `main` or a decoder panicked, once every decoder has returned.
-pub fn with_decoders<R>(
-    crew: &Crew,
+pub fn with_decoders<T: Send, R>(
+    crew: &Crew<T>,
     threads: usize,
     job: impl Fn() -> bool + Sync,
     main: impl FnOnce() -> R,
@@ -194,29 +214,18 @@ mod tests {
     #[test]
     fn queued_work_is_done_once() {
         let crew = Crew::default();
-        let queue = Mutex::new(Vec::new());
         let done = Mutex::new(Vec::new());
-        let job = || {
-            let Some(i) = ({
-                let mut q = lock(&queue);
-                let i = q.pop();
-                if i.is_some() {
-                    crew.took_one();
-                }
-                i
-            }) else {
-                return false;
-            };
-            lock(&done).push(i);
-            true
+        let job = || match crew.pop() {
+            Some(i) => {
+                lock(&done).push(i);
+                true
+            }
+            None => false,
         };
         pool(3).install(|| {
             with_decoders(&crew, 3, job, || {
                 for i in 0..10_000 {
-                    let mut q = lock(&queue);
-                    q.push(i);
-                    crew.queued_one();
-                    drop(q);
+                    crew.push(i);
                     if i % 7 == 0 {
                         job();
                     }
@@ -237,7 +246,7 @@ mod tests {
     #[test]
     fn decoders_return_when_the_calling_thread_panics() {
         assert!(returns(|| {
-            let crew = Crew::default();
+            let crew = Crew::<()>::default();
             pool(3).install(|| with_decoders(&crew, 3, || false, || panic!("an analysis bug")));
         }));
     }
@@ -249,24 +258,19 @@ mod tests {
         assert!(returns(|| {
             let crew = Crew::default();
             let failed = AtomicBool::new(false);
-            let queue = Mutex::new(1);
             pool(3).install(|| {
                 with_decoders(
                     &crew,
                     3,
                     || {
-                        let mut q = lock(&queue);
-                        if *q == 0 {
+                        if crew.pop().is_none() {
                             return false;
                         }
-                        *q = 0;
-                        crew.took_one();
-                        drop(q);
                         failed.store(true, Ordering::Release);
                         panic!("a decoder bug")
                     },
                     || {
-                        crew.queued_one();
+                        crew.push(());
                         while !failed.load(Ordering::Acquire) {
                             std::thread::yield_now();
                         }

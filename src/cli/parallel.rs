@@ -14,9 +14,9 @@
 //! itself, so N threads are busy, not N + 1.
 //!
 //! A decoder with nothing to do looks again for a while before it waits to be woken
-//! ([`super::crew`]). When each batch was a rayon job of its own, the other threads fell asleep between
-//! batches and took a wake-up to come back, so the calling thread, finding the jobs still
-//! queued, ran 87–90 % of them itself (`read -q --threads 2`, 1M-packet and mixed traces):
+//! ([`super::crew`]). When each batch was a rayon job of its own, the other threads fell
+//! asleep between batches and took a wake-up to come back, so the calling thread, finding the
+//! jobs still queued, ran 87–90 % of them itself (`read -q --threads 2`, 1M-packet and mixed traces):
 //! 0.10 and 0.16 s, medians of 11 interleaved runs; with decoders that stay awake, 0.09 and
 //! 0.14 s. (Before that, batches went out in windows, and each window ended with every thread
 //! waiting for its slowest batch: 0.16–0.19 s on the 1M-packet trace, with 1,100 context
@@ -151,8 +151,8 @@ enum Slot<'m> {
 /// A batch out: the thread that takes it from the queue fills the slot.
 type Flight<'m> = Arc<Mutex<Slot<'m>>>;
 
-/// Marks the slot [`Slot::Failed`] if the thread that holds it unwinds, so that the thread waiting
-/// for it does not wait for ever.
+/// Marks the slot [`Slot::Failed`] if the thread that holds it unwinds, so that the thread
+/// waiting for it does not wait for ever.
 struct FailOnUnwind<'a, 'm>(&'a Mutex<Slot<'m>>);
 
 impl Drop for FailOnUnwind<'_, '_> {
@@ -182,17 +182,16 @@ struct Walk<'a> {
 }
 
 /// What the threads share: the walk, and the slots of the batches out, in capture order, that
-/// no thread has located yet. A thread takes the first slot while it holds the walk, so the slots are
-/// filled in the order the batches are located; the calling thread adds slots without waiting
+/// no thread has located yet. A thread takes the first slot while it holds the walk, so the
+/// slots are filled in the order the batches are located; the calling thread adds slots without waiting
 /// for a walk in progress.
 struct Shared<'a, 'm> {
     walk: Mutex<Walk<'a>>,
-    unlocated: Mutex<VecDeque<Flight<'m>>>,
     /// Buffers of batches written, for the next ones.
     spare: Mutex<Vec<Bufs<'m>>>,
-    /// The decoders' side of `unlocated`: how many slots it holds, and whether the walk has
-    /// ended (no more slots are needed).
-    crew: Crew,
+    /// The slots of the batches out that no thread has located yet, in capture order, and
+    /// whether the walk has ended (no more slots are needed).
+    crew: Crew<Flight<'m>>,
     /// Set when the output failed: the slots still out are located and decoded by no one.
     abandoned: AtomicBool,
     shape: Shape,
@@ -201,8 +200,8 @@ struct Shared<'a, 'm> {
     scratch: Mutex<Vec<Scratch<'m>>>,
 }
 
-/// [`read`]'s loop, on the first thread of the pool, with a decoder ([`decoder`]) on each of
-/// the others: it keeps a number of batches out, which the decoders (and this thread, while it
+/// [`read`]'s loop, on the first thread of the pool, with a decoder ([`with_decoders`]) on
+/// each of the others: it keeps a number of batches out, which the decoders (and this thread, while it
 /// waits) locate in the mapping and decode, and analyses and writes them in order.
 fn batches(
     src: &mut FileSource,
@@ -232,7 +231,6 @@ fn batches(
             batch_bytes: in_flight / most,
             kept: most + 1,
         }),
-        unlocated: Mutex::new(VecDeque::new()),
         spare: Mutex::new(Vec::new()),
         crew: Crew::default(),
         abandoned: AtomicBool::new(false),
@@ -265,10 +263,7 @@ fn in_order<'m>(
     loop {
         while !shared.crew.ended() && out.len() < most {
             let flight: Flight<'m> = Arc::new(Mutex::new(Slot::Pending));
-            let mut unlocated = lock(&shared.unlocated);
-            unlocated.push_back(Arc::clone(&flight));
-            shared.crew.queued_one();
-            drop(unlocated);
+            shared.crew.push(Arc::clone(&flight));
             out.push_back(flight);
         }
         // None: no batch is out, or this one came after the end of the walk (and so do the
@@ -292,14 +287,7 @@ fn in_order<'m>(
 /// into it. `false` when no slot was waiting.
 fn locate_and_format(shared: &Shared<'_, '_>) -> bool {
     let mut walk = lock(&shared.walk);
-    let Some(flight) = ({
-        let mut unlocated = lock(&shared.unlocated);
-        let f = unlocated.pop_front();
-        if f.is_some() {
-            shared.crew.took_one();
-        }
-        f
-    }) else {
+    let Some(flight) = shared.crew.pop() else {
         return false;
     };
     let _guard = FailOnUnwind(&flight);

@@ -208,8 +208,7 @@ impl FileSource {
         let path = self.path.clone().unwrap_or_else(|| "-".into());
         let mut cap = open_libpcap(&path)?;
         if let Backend::Mapped(m) = &mut self.backend {
-            // The mapping may outlive the walk (the parallel reader's records point into it).
-            m.release_all();
+            m.release_all_walked();
         }
         for _ in 0..self.number {
             if let Err(e) = cap.next_packet() {
@@ -403,21 +402,22 @@ impl FileSource {
             }
             match self.step_mapped(until)? {
                 MappedStep::Record(r) => {
-                    if let Backend::Mapped(m) = &mut self.backend {
-                        if out.len() == first {
-                            m.begin_window(r.start, kept);
-                        }
-                        out.push(MappedRecord {
-                            number: self.number,
-                            ts_ns: r.ts_ns,
-                            base_ts_ns: self.base_ts_ns.unwrap_or_default(),
-                            caplen: r.caplen,
-                            len: r.len,
-                            start: r.start,
-                        });
-                        if m.pos() >= until {
-                            break;
-                        }
+                    let Backend::Mapped(m) = &mut self.backend else {
+                        unreachable!("records come from the mapping while it is walked")
+                    };
+                    if out.len() == first {
+                        m.begin_window(r.start, kept);
+                    }
+                    out.push(MappedRecord {
+                        number: self.number,
+                        ts_ns: r.ts_ns,
+                        base_ts_ns: self.base_ts_ns.unwrap_or_default(),
+                        caplen: r.caplen,
+                        len: r.len,
+                        start: r.start,
+                    });
+                    if m.pos() >= until {
+                        break;
                     }
                 }
                 MappedStep::Skipped => break,

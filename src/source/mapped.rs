@@ -417,11 +417,16 @@ impl MappedFile {
         Some(step)
     }
 
-    /// The records walked are all decoded: release every page walked (the analysis report,
-    /// built next, then has the memory the last stretch held).
+    /// The walk is over: release every page walked or populated ahead of it. At the end of
+    /// the records, the analysis report, built next, then has the memory the last stretch
+    /// held; when libpcap reads the rest, the mapping may outlive the walk (the parallel
+    /// reader's records point into it), and records still being decoded are read again from
+    /// the page cache. (Pages that a [`PageWork`] taken before populates afterwards stay: at
+    /// most [`POPULATE_AHEAD`] bytes.)
     pub fn release_all_walked(&mut self) {
         self.windows.clear();
-        self.release_up_to(self.pos);
+        let end = self.pos.max(self.populated).next_multiple_of(PAGE);
+        self.release_up_to(end.min(self.map.len()));
     }
 
     /// Prefetch the cache lines not prefetched yet up to [`PREFETCH_AHEAD`] bytes past the
@@ -527,24 +532,6 @@ impl MappedFile {
     #[cfg(test)]
     pub(super) fn released(&self) -> usize {
         self.released
-    }
-
-    /// The walk stops here (libpcap reads the rest): release every page walked or populated
-    /// ahead, those of records still being decoded included (they are read again from the page
-    /// cache), since the walk, which releases them, will not come back. (Pages a [`PageWork`]
-    /// taken before populates afterwards stay: at most [`POPULATE_AHEAD`] bytes.)
-    pub fn release_all(&mut self) {
-        self.windows.clear();
-        // Whole pages: the last one, cut by the end of the file, is one too.
-        let end = (self.pos.max(self.populated).div_ceil(PAGE) * PAGE).min(self.map.len());
-        let from = self
-            .unreleased
-            .take()
-            .map_or(self.released, |(from, _)| from);
-        if end > from {
-            dont_need(&self.map, from, end);
-        }
-        self.released = end;
     }
 
     /// Whether the walk stopped at the end of the file.
@@ -665,7 +652,7 @@ pub(super) mod tests {
         }
         let (from, _) = m.unreleased.expect("a release left to the page work");
         assert!(populated > from && populated < len, "{from} {populated}");
-        m.release_all();
+        m.release_all_walked();
         assert_eq!(m.released, m.pos.max(populated).div_ceil(PAGE) * PAGE);
         assert!(m.unreleased.is_none() && m.windows.is_empty());
         assert!(m.page_work().is_none());
