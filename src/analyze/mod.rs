@@ -330,13 +330,8 @@ impl Analyzer {
             self.frames.headers_cut += u64::from(p.truncated);
             return;
         };
-        let key = FlowKey {
-            src: p.src,
-            dst: p.dst,
-            dest_qp: bth.dest_qp,
-            session: session.filter(|_| self.cfg.encap_session),
-        };
-        if let Some(i) = self.flow_index(key, ts_ns, frame_no) {
+        let session_key = session.filter(|_| self.cfg.encap_session);
+        if let Some(i) = self.flow_index(p, bth.dest_qp, session_key, ts_ns, frame_no) {
             if let Some(s) = session {
                 self.note_session(i, s);
             }
