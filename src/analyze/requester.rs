@@ -245,7 +245,7 @@ fn assemble(
             msg: None,
         };
         let mismatch = m.complete && m.dma_len_mismatch;
-        let kept = sink.wants_messages().then_some(*m);
+        let kept = sink.wants_messages().then(|| *m);
         unit(f, r.bth.psn);
         outcome::send_write_done(f, sink, done, mismatch, kept.as_ref(), reliable(transport));
         return;
