@@ -245,7 +245,12 @@ fn assemble(
             msg: None,
         };
         let mismatch = m.complete && m.dma_len_mismatch;
-        let kept = sink.wants_messages().then(|| *m);
+        // Copied (168 bytes) only for a kept list: `then_some(*m)` copied it for every message.
+        let kept = if sink.wants_messages() {
+            Some(*m)
+        } else {
+            None
+        };
         unit(f, r.bth.psn);
         outcome::send_write_done(f, sink, done, mismatch, kept.as_ref(), reliable(transport));
         return;
