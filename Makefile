@@ -72,6 +72,7 @@ install: build
 test: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --quiet
 	$(CARGO) test
 
 ## fuzz: seed the corpora from samples/, tests/hostile, snap-length cuts of the sample scenarios

@@ -36,7 +36,7 @@ struct Pending {
     bytes: u64,
 }
 
-/// Per data-flow rate tracker: the last [`RING`] (time, cumulative bytes) points, and once a
+/// Per data-flow rate tracker: the last `RING` (64) (time, cumulative bytes) points, and once a
 /// CNP came, the windows after CNPs and their rates (boxed: most flows never get a CNP).
 #[derive(Clone, Debug, Default)]
 pub struct RateTracker {

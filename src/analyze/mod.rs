@@ -12,10 +12,10 @@
 //!
 //! Layout: `push` decodes nothing and decides little; it finds the flow and hands the packet to
 //! one rule set.
-//! - Per connection (one flow, or a flow and its peer; no other state): [`requester`] (request
-//!   PSNs, gap stories, retransmission episodes, message assembly), [`responder`] (AETHs: ACK
+//! - Per connection (one flow, or a flow and its peer; no other state): `requester` (request
+//!   PSNs, gap stories, retransmission episodes, message assembly), `responder` (AETHs: ACK
 //!   timing, NAK matching, fatal NAKs, MSN), [`outcome`] (each request's status, responses
-//!   matched to requests), [`ud`] (UD senders' PSNs).
+//!   matched to requests), `ud` (UD senders' PSNs).
 //! - Across connections: the flow table and its limit (`table`), QP pairing and the CM
 //!   (`pairing`), CNP attribution (`cnp`), PMTU inference (here).
 

@@ -6,7 +6,7 @@
 //! waits for a wake-up: with one rayon job per batch of records, the calling thread, finding
 //! the jobs still queued, ran 87–90 % of the batches itself (`read -q --threads 2`, the
 //! 1M-packet and mixed benchmark traces, 2 cores). A decoder here looks again for
-//! [`SPIN`] after each piece of work or wake-up before it waits.
+//! `SPIN` (500 µs) after each piece of work or wake-up before it waits.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -27,7 +27,7 @@ const NAP: Duration = Duration::from_millis(20);
 const PAUSE: Duration = Duration::from_micros(100);
 
 /// Let the thread wait a little for another's work, which it began waiting for at `since`:
-/// give way to other threads during [`SPIN`], then sleep [`PAUSE`] at a time.
+/// give way to other threads during `SPIN` (500 µs), then sleep `PAUSE` (100 µs) at a time.
 pub fn pause(since: Instant) {
     if since.elapsed() < SPIN {
         std::thread::yield_now();

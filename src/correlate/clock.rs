@@ -8,7 +8,7 @@
 //! (min d→ − min d←) / 2, whatever asymmetry there is, which is bounded by
 //! (min d→ + min d←) / 2 = (min rᶠ + min rʳ) / 2: the error bound reported.
 //!
-//! Offsets against the reference capture ([`reference`]: the first capture, unless another
+//! Offsets against the reference capture ([`reference()`]: the first capture, unless another
 //! one is linked by pairwise estimates to more captures) follow the chain of pairwise estimates
 //! with the smallest summed error bound (Dijkstra over the captures); a capture that no chain
 //! reaches has no offset.

@@ -40,7 +40,7 @@ pub struct LinkPlan {
 
 /// The matching plan.
 pub struct Plan {
-    /// The capture whose clock the offsets are against ([`reference`]).
+    /// The capture whose clock the offsets are against ([`reference()`](super::clock::reference)).
     pub reference: usize,
     /// Each capture's clock offset against the reference capture's (survey estimate).
     pub offsets: Vec<Option<Offset>>,

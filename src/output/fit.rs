@@ -256,8 +256,8 @@ fn fit_table(
 /// Write the table of `header` and `n` rows (`row(i)` makes row `i`) to `out`, with colour when
 /// `color`. Fitted to a terminal `width` wide, columns named in `drop_order` are hidden first
 /// ones first until the table fits, the rest wraps (comfy-table), and a note under the table
-/// names them ([`hidden_note`]); returns the hidden columns' names. Without `width`, the table is drawn at full width by [`Plain`]: `row` is called once
-/// per row and the cells kept compactly (a table of up to [`CACHE_BYTES`]), or twice per row
+/// names them ([`hidden_note`]); returns the hidden columns' names. Without `width`, the table is drawn at full width by `Plain`: `row` is called once
+/// per row and the cells kept compactly (a table of up to `CACHE_BYTES`, 4 MiB), or twice per row
 /// (once for the column widths, once to draw it) so that no more than one row is held.
 ///
 /// # Errors

@@ -151,7 +151,7 @@ pub struct MappedFile {
     /// Pages to release that the walk left to be done outside it ([`MappedFile::page_work`]):
     /// from, to (offsets).
     unreleased: Option<(usize, usize)>,
-    /// Offset up to which pages were populated ahead of the walk ([`POPULATE_AHEAD`]).
+    /// Offset up to which pages were populated ahead of the walk (`POPULATE_AHEAD`, 512 KiB).
     populated: usize,
 }
 
@@ -422,7 +422,7 @@ impl MappedFile {
     /// held; when libpcap reads the rest, the mapping may outlive the walk (the parallel
     /// reader's records point into it), and records still being decoded are read again from
     /// the page cache. (Pages that a [`PageWork`] taken before populates afterwards stay: at
-    /// most [`POPULATE_AHEAD`] bytes.)
+    /// most `POPULATE_AHEAD` (512 KiB).)
     pub fn release_all_walked(&mut self) {
         self.windows.clear();
         let end = self.pos.max(self.populated).next_multiple_of(PAGE);
@@ -482,7 +482,7 @@ impl MappedFile {
 
     /// The page work the walk left to be done outside it since the last call, once records are
     /// located in windows: the pages to release, and those to populate ahead of the walk
-    /// ([`POPULATE_AHEAD`]).
+    /// (`POPULATE_AHEAD`, 512 KiB).
     pub fn page_work(&mut self) -> Option<PageWork> {
         if self.windows.is_empty() {
             return None;

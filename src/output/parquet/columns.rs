@@ -1,4 +1,4 @@
-//! Typed tables declared once: the [`columns!`] macro gives a row type its Arrow fields and
+//! Typed tables declared once: the `columns!` macro gives a row type its Arrow fields and
 //! turns a slice of rows into the arrays of a record batch, column by column, in the same
 //! order. Used by the `packets` and `messages` tables, whose columns are fixed (the other
 //! report tables infer theirs, [`super::report`]).
@@ -73,7 +73,7 @@ impl Column for Texts {
 }
 
 /// `part` when the row has it, else no bit: one term of a row's parts (`only` in
-/// [`columns!`]).
+/// `columns!`).
 pub fn part_if(has: bool, part: u32) -> u32 {
     if has { part } else { 0 }
 }

@@ -18,7 +18,7 @@ type Curve = Vec<(f64, f64)>;
 const CDF_POINTS: usize = 600;
 
 /// The empirical CDF of `v` (ns) as a staircase of (µs, fraction ≤) points from 0 at the
-/// smallest sample, thinned to [`CDF_POINTS`] samples.
+/// smallest sample, thinned to `CDF_POINTS` (600) samples.
 pub fn cdf(v: &[u64]) -> Vec<(f64, f64)> {
     let mut s = v.to_vec();
     s.sort_unstable();

@@ -18,7 +18,7 @@ const MAX_BINS: u64 = 65_536;
 /// Most latency samples or messages kept per flow.
 const MAX_SAMPLES: usize = 1 << 14;
 
-/// A series of (time ns, value) points thinned to at most [`MAX_POINTS`] by keeping every
+/// A series of (time ns, value) points thinned to at most `MAX_POINTS` (65,536) by keeping every
 /// `stride`-th point, the stride doubling when the series is full.
 #[derive(Clone, Debug, Default)]
 pub struct Thinned {
