@@ -49,6 +49,22 @@ fn addr_words(a: &Address) -> (u64, u64) {
     }
 }
 
+impl FlowKey {
+    /// Whether this is the key of a packet from `src` to `dst` for DestQP `dest_qp` (through
+    /// mirror session `session`), compared where those fields are, without building a key
+    /// (DestQP first: the flows compared mostly differ there).
+    #[inline]
+    pub(super) fn is(
+        &self,
+        src: &Address,
+        dst: &Address,
+        dest_qp: u32,
+        session: Option<u32>,
+    ) -> bool {
+        self.dest_qp == dest_qp && self.session == session && self.src == *src && self.dst == *dst
+    }
+}
+
 impl std::hash::Hash for FlowKey {
     #[inline]
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {

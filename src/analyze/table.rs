@@ -79,8 +79,9 @@ impl Analyzer {
         if let Some(l) = self.last_flow.map(|l| l as usize) {
             let f = &self.flows[l];
             for c in [Some(l as u32), f.peer, f.next_hint].into_iter().flatten() {
-                let k = &self.flows[c as usize].key;
-                if k.dest_qp == dest_qp && k.session == session && k.src == p.src && k.dst == p.dst
+                if self.flows[c as usize]
+                    .key
+                    .is(&p.src, &p.dst, dest_qp, session)
                 {
                     self.last_flow = Some(c);
                     return Some(c as usize);

@@ -465,7 +465,7 @@ mod tests {
     /// A batch whose decoder panicked is not waited for: the waiting thread panics too (the
     /// scope passes the panic on) instead of hanging. Without the guard this test times out.
     #[test]
-    fn a_batch_whose_job_panicked_is_not_waited_for() {
+    fn a_batch_whose_decoder_panicked_is_not_waited_for() {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let pool = rayon::ThreadPoolBuilder::new()

@@ -176,13 +176,19 @@ impl PageWork {
         if let Some((from, to)) = self.release {
             dont_need(&self.map, from, to);
         }
-        #[cfg(target_os = "linux")]
         if let Some((from, to)) = self.populate {
-            let _ = self
-                .map
-                .advise_range(memmap2::Advice::PopulateRead, from, to - from);
+            populate(&self.map, from, to);
         }
     }
+}
+
+/// Map the pages of `from..to` (`MADV_POPULATE_READ`, Linux 5.14); a hint, whose error (an
+/// older kernel) is ignored: the pages are then faulted in when read.
+fn populate(map: &Watched, from: usize, to: usize) {
+    #[cfg(target_os = "linux")]
+    let _ = map.advise_range(memmap2::Advice::PopulateRead, from, to - from);
+    #[cfg(not(target_os = "linux"))]
+    let _ = (map, from, to);
 }
 
 /// Drop the pages of `map` from `from` to `to` (offsets) from the process.
@@ -519,11 +525,8 @@ impl MappedFile {
         if !self.windows.is_empty() {
             return;
         }
-        #[cfg(target_os = "linux")]
         if let Some((from, to)) = self.next_populate() {
-            let _ = self
-                .map
-                .advise_range(memmap2::Advice::PopulateRead, from, to - from);
+            populate(&self.map, from, to);
         }
     }
 
@@ -597,6 +600,14 @@ pub(super) mod tests {
     }
 
     /// Walk `k` records.
+    /// A pcap of `n` records of `size` bytes ([`pcap`]), mapped (the file lives as long as the
+    /// returned handle).
+    fn mapped(n: usize, size: u32) -> (tempfile::NamedTempFile, MappedFile) {
+        let f = pcap(n, size);
+        let m = MappedFile::open(f.as_file()).unwrap();
+        (f, m)
+    }
+
     fn walk(m: &mut MappedFile, k: usize) {
         for _ in 0..k {
             assert!(matches!(m.step(), Step::Record(_)));
@@ -607,8 +618,7 @@ pub(super) mod tests {
     /// another thread.
     #[test]
     fn a_sequential_walk_leaves_no_page_work() {
-        let f = pcap(2000, 1000);
-        let mut m = MappedFile::open(f.as_file()).unwrap();
+        let (_f, mut m) = mapped(2000, 1000);
         walk(&mut m, 1500);
         assert!(m.released > 0, "released up to {}", m.released);
         assert!(m.page_work().is_none());
@@ -622,9 +632,8 @@ pub(super) mod tests {
     fn a_sequential_walk_populates_ahead_of_itself() {
         use std::io::{Read, Seek, SeekFrom};
         let (n, size) = (3000, 1000);
-        let f = pcap(n, size);
-        let len = f.as_file().metadata().unwrap().len() as usize;
-        let mut m = MappedFile::open(f.as_file()).unwrap();
+        let (_f, mut m) = mapped(n, size);
+        let len = m.map.len();
         let mut pagemap = File::open("/proc/self/pagemap").ok();
         let mut present = |addr: usize| -> Option<bool> {
             let pm = pagemap.as_mut()?;
@@ -662,9 +671,8 @@ pub(super) mod tests {
     #[test]
     fn windows_leave_releases_and_populating_to_the_page_work() {
         let (n, size) = (4000, 1000);
-        let f = pcap(n, size);
-        let len = f.as_file().metadata().unwrap().len() as usize;
-        let mut m = MappedFile::open(f.as_file()).unwrap();
+        let (_f, mut m) = mapped(n, size);
+        let len = m.map.len();
         let (mut released, mut populated) = (0, 0);
         for _ in 0..n / 100 {
             // The window's first record: its bytes follow its 16-byte header.
@@ -699,9 +707,8 @@ pub(super) mod tests {
     /// released at once, the release still left to the page work included.
     #[test]
     fn release_all_drops_every_page_walked_or_populated() {
-        let f = pcap(3000, 1000);
-        let len = f.as_file().metadata().unwrap().len() as usize;
-        let mut m = MappedFile::open(f.as_file()).unwrap();
+        let (_f, mut m) = mapped(3000, 1000);
+        let len = m.map.len();
         let mut populated = 0;
         for _ in 0..10 {
             m.begin_window(m.pos + 16, 2);
