@@ -89,6 +89,9 @@ fn cnp_connectx4_from_spec() {
     assert_eq!(p.version, RoceVersion::V2);
     assert_eq!(p.src, Address::V4([10, 0, 17, 1]));
     assert_eq!(p.dst, Address::V4([10, 0, 18, 1]));
+    // The frame's addresses are the packet's (10.0.17.1 → 10.0.18.1 in the IPv4 header above).
+    let net = f.net().expect("a RoCE frame's addresses");
+    assert_eq!((net.src, net.dst), (p.src, p.dst));
     assert_eq!(
         (p.ecn, p.dscp, p.hop_limit),
         (Some(Ecn::Ect0), Some(48), Some(64))
@@ -539,7 +542,7 @@ fn ip_length_too_short_for_udp_is_malformed_not_truncated() {
         other => panic!("{other:?}"),
     }
     // The IPv4 header itself is valid: its addresses are shown (as tshark shows them).
-    let net = f.net.expect("the IPv4 addresses");
+    let net = f.net().expect("the IPv4 addresses");
     assert_eq!(
         (net.src.to_string(), net.dst.to_string()),
         ("10.0.0.1".to_string(), "10.0.0.2".to_string())
@@ -562,7 +565,7 @@ fn ip_length_of_the_header_alone_is_a_plain_ip_frame() {
         FrameKind::Other(OtherKind::Ip { protocol }) => assert_eq!(protocol, 17),
         other => panic!("{other:?}"),
     }
-    assert!(f.net.is_some());
+    assert!(f.net().is_some());
     let line = text_line(&f, b.len());
     assert!(!line.contains("MALFORMED"), "{line}");
 }
@@ -752,6 +755,8 @@ fn native_ib_local_and_global() {
     check_ib_send(&p, [0x50, 0xf4, 0xd9, 0x48]);
     assert_eq!(p.lrh.unwrap().lnh, 2);
     assert_eq!((p.src, p.dst), (Address::Lid(1), Address::Lid(2)));
+    let net = f.net().expect("the LIDs");
+    assert_eq!((net.src, net.dst), (Address::Lid(1), Address::Lid(2)));
     // VL is variant; DLID is not.
     let mut v = b.clone();
     v[0] = 0x70;

@@ -534,8 +534,10 @@ pub struct LinkSummary {
 pub struct Frame<'a> {
     /// Link-layer summary.
     pub link: LinkSummary,
-    /// Addresses, when a network layer was found.
-    pub net: Option<NetSummary>,
+    /// Addresses of a frame other than RoCE, when a network layer was found (a RoCE packet
+    /// carries its own, [`RocePacket::src`] and `dst`, which are not copied here): read through
+    /// [`Frame::net`].
+    net: Option<NetSummary>,
     /// The decoded content.
     pub kind: FrameKind<'a>,
     /// The mirror tunnels the frame came through, outermost first; `link`, `net` and `kind`
@@ -544,6 +546,18 @@ pub struct Frame<'a> {
 }
 
 impl<'a> Frame<'a> {
+    /// The frame's network addresses, when a network layer was found: a RoCE packet's source
+    /// and destination (IP addresses, GIDs or LIDs), another frame's IP addresses.
+    pub fn net(&self) -> Option<NetSummary> {
+        match &self.kind {
+            FrameKind::Roce(p) => Some(NetSummary {
+                src: p.src,
+                dst: p.dst,
+            }),
+            FrameKind::Other(_) => self.net,
+        }
+    }
+
     /// The RoCE packet, if this frame is one.
     pub fn roce(&self) -> Option<&RocePacket<'a>> {
         match &self.kind {

@@ -129,7 +129,7 @@ pub fn write_frame(l: &mut Line, ctx: &FrameCtx, frame: &Frame<'_>) {
         FrameKind::Roce(p) => roce(&mut o, p),
         FrameKind::Other(k) => {
             o.null("roce");
-            if let Some(n) = frame.net {
+            if let Some(n) = frame.net() {
                 o.addr("src", &n.src);
                 o.addr("dst", &n.dst);
             }

@@ -291,7 +291,7 @@ fn marks(l: &mut Line, pal: &AnsiPalette, p: &RocePacket<'_>) {
 }
 
 fn other_line(l: &mut Line, pal: &AnsiPalette, frame: &Frame<'_>, o: &OtherKind) {
-    if let Some(n) = frame.net {
+    if let Some(n) = frame.net() {
         addresses(l, &pal.dim, &n.src, &n.dst);
     } else {
         let m = l.mark();

@@ -478,7 +478,7 @@ mod tests {
         };
         assert!(u.is_truncation());
         assert_eq!(u.to_string(), "ERSPAN II header needs 8 bytes, 2 captured");
-        assert_eq!(fr.net.unwrap().src, Address::V4([10, 0, 0, 1]));
+        assert_eq!(fr.net().unwrap().src, Address::V4([10, 0, 0, 1]));
         // ERSPAN III frame type 5.
         let mut e3 = vec![0x10, 0, 0x22, 0xeb, 0, 0, 0, 1];
         e3.extend_from_slice(&[0x20, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x14, 0]);
