@@ -146,6 +146,76 @@ fn header_kinds_capture(dir: &Path) -> PathBuf {
     path
 }
 
+/// ERF records (link type 197) as ibdump and DAG cards write them, in a pcap and a pcapng file
+/// into `dir`: Ethernet records (type 2, 2 bytes of pad, the frame with its FCS) carrying
+/// RoCEv2 packets from the project's frame builder — one with an extension header, one cut
+/// after 64 frame bytes — and a native-IB record (type 21: LRH, RC SEND ONLY, hand-computed
+/// ICRC 0xd19749ca and VCRC, as in tests/linktypes.rs). Each record's pcap time is 5 s after
+/// its ERF header's, whose fractions of a second need rounding to the ns: tshark takes the time
+/// and the wire length from the ERF header, and so must we.
+fn erf_captures(dir: &Path) -> [PathBuf; 2] {
+    use roce_inspect::synth::capfile::{Record, pcap_bytes, pcapng_bytes};
+    use roce_inspect::synth::frame::{Bth, Packet};
+    const SECS: u64 = 1_796_090_400;
+    let erf = |frac: u32, ty: u8, ext: &[u8], body: &[u8], wlen: usize| {
+        let mut r = ((SECS << 32) | u64::from(frac)).to_le_bytes().to_vec();
+        r.extend([ty, 0x04]);
+        r.extend(((16 + ext.len() + body.len()) as u16).to_be_bytes());
+        r.extend([0, 0]);
+        r.extend((wlen as u16).to_be_bytes());
+        r.extend_from_slice(ext);
+        r.extend_from_slice(body);
+        // The pcap record's time: 5 s later, whole µs.
+        Record::new(
+            (SECS + 5) * 1_000_000_000 + u64::from(frac % 1000) * 1000,
+            r,
+        )
+    };
+    let eth = |opcode: u8, psn: u32, payload: usize| {
+        let bth = Bth {
+            opcode,
+            dest_qp: 0x0000e7,
+            psn,
+            ..Bth::default()
+        };
+        let mut p = Packet::v4([10, 0, 5, 1], [10, 0, 5, 2], bth);
+        p.payload_len = payload;
+        if opcode == 0x0a {
+            p.ext.reth = (0x7f00_0000_1000, 0x77, payload as u32);
+        }
+        let mut f = p.build();
+        // The Ethernet FCS, which ERF records keep: CRC-32 of the frame, least significant
+        // byte first (IEEE 802.3 §3.2.9).
+        let fcs = crc32fast::hash(&f);
+        f.extend(fcs.to_le_bytes());
+        f
+    };
+    let padded = |f: &[u8]| [&[0u8, 0][..], f].concat();
+    let ib = hex_bytes("30020005000800070400ffff0000002a800001000001020304050607ca4997d11234");
+    let write = eth(0x0a, 10, 200);
+    let ack = eth(0x11, 10, 0);
+    let big = eth(0x0a, 11, 512);
+    let ext = [0x03, 0, 0, 0, 0, 0, 0, 0];
+    let recs = [
+        erf(1 << 30, 2, &[], &padded(&write), write.len()),
+        erf((1 << 30) + 3, 0x82, &ext, &padded(&ack), ack.len()),
+        erf(1 << 31, 21, &[], &ib, ib.len()),
+        erf(0xffff_fff0, 2, &[], &padded(&big[..64]), big.len()),
+    ];
+    let pcap = dir.join("erf.pcap");
+    std::fs::write(&pcap, pcap_bytes(197, 65535, &recs)).unwrap();
+    let pcapng = dir.join("erf.pcapng");
+    std::fs::write(&pcapng, pcapng_bytes(197, 65535, &recs)).unwrap();
+    [pcap, pcapng]
+}
+
+fn hex_bytes(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
 /// The bundled samples, then the third-party captures when they are there.
 fn capture_files() -> Vec<PathBuf> {
     let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
@@ -203,20 +273,26 @@ fn run_tshark(file: &Path) -> BTreeMap<u64, Row> {
 /// `read FILE --json`, with the default (mapped) reader; libpcap's reader
 /// (`ROCE_INSPECT_READER=libpcap`) must print the same.
 fn run_ours(file: &Path) -> BTreeMap<u64, Value> {
-    let go = |reader: &str| {
+    let go = |reader: &str, threads: &str| {
         Command::new(BIN)
             .arg("read")
             .arg(file)
-            .arg("--json")
+            .args(["--json", "--threads", threads])
             .env("ROCE_INSPECT_READER", reader)
             .output()
             .expect("running roce-inspect")
     };
-    let out = go("");
-    let lib = go("libpcap");
+    let out = go("", "2");
+    let lib = go("libpcap", "2");
+    let one = go("", "1");
     assert!(
         out.stdout == lib.stdout && out.status.code() == lib.status.code(),
         "{}: the mapped and libpcap readers differ",
+        file.display()
+    );
+    assert!(
+        out.stdout == one.stdout && out.status.code() == one.status.code(),
+        "{}: the mapped reader with one thread and with two differ",
         file.display()
     );
     assert!(
@@ -513,6 +589,7 @@ fn every_capture_matches_tshark() {
     let tmp = tempfile::tempdir().unwrap();
     let mut files = capture_files();
     files.push(header_kinds_capture(tmp.path()));
+    files.extend(erf_captures(tmp.path()));
     // 4 samples, and 16 real + 7 derived + 1 synthetic at the time of writing; fail loudly if
     // the corpus vanished.
     let want = if common::captures_root().is_dir() {

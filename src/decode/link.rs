@@ -569,6 +569,9 @@ fn infiniband(data: &[u8], cut: usize, link: LinkSummary) -> Frame<'_> {
 /// ERF record: 16-byte header (timestamp 8, type 1, flags 1, rlen 2, lctr 2, wlen 2), optional
 /// 8-byte extension headers while the type's top bit (and then each extension's top bit) is
 /// set, then for Ethernet (type 2) 2 bytes of offset/pad, for InfiniBand (type 21) the LRH.
+/// The bytes cut off are those of `wlen` not captured after the header (the pcap record's
+/// lengths count the header; the record's time and lengths are the ERF header's,
+/// [`crate::source::erf`]).
 fn erf<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
     let link = LinkSummary::default();
     if data.len() < 16 {
@@ -584,14 +587,23 @@ fn erf<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
         more = data[off] & 0x80 != 0;
         off += 8;
     }
+    let wlen = usize::from(u16::from_be_bytes([data[14], data[15]]));
+    let cut = |frame: &[u8]| wlen.saturating_sub(frame.len());
     match ty & 0x7f {
         2 => {
             if data.len() < off + 2 {
                 return undecodable(link, Undecodable::Truncated("ERF Ethernet"));
             }
-            ethernet(&data[off + 2..], cx)
+            let frame = &data[off + 2..];
+            ethernet(
+                frame,
+                Cx {
+                    cut: cut(frame),
+                    ..cx
+                },
+            )
         }
-        21 => infiniband(&data[off..], cx.cut, link),
+        21 => infiniband(&data[off..], cut(&data[off..]), link),
         t => other(link, None, OtherKind::ErfType(t)),
     }
 }

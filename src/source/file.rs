@@ -15,7 +15,7 @@ use pcap::{BpfProgram, Capture, Linktype, Offline, Precision};
 
 use super::mapped::{MappedFile, Step};
 use super::tag_miss::{IsRoce, TagMiss};
-use super::{Record, ts_to_ns};
+use super::{Record, erf, ts_to_ns};
 use crate::decode::LinkType;
 
 /// Errors opening or reading a capture file; `Display` is the one line shown to the user
@@ -61,12 +61,15 @@ pub struct MappedRecord {
     pub len: u32,
     /// Offset of the captured bytes in the mapping.
     pub start: usize,
+    /// Bytes of the record in the mapping: `caplen`, or more where the record's bytes begin
+    /// with a pseudo-header that `caplen` does not count (link type ERF: [`super::erf`]).
+    pub data_len: u32,
 }
 
 impl MappedRecord {
     /// The record's bytes in `map` (the file's [`FileSource::shared_map`]).
     pub fn data<'m>(&self, map: &'m [u8]) -> &'m [u8] {
-        &map[self.start..self.start + self.caplen as usize]
+        &map[self.start..self.start + self.data_len as usize]
     }
 
     /// As a [`Record`] borrowing `map`.
@@ -105,6 +108,10 @@ pub struct FileSource {
     /// The path, to hand the file to libpcap after an anomaly (`None` for standard input).
     path: Option<String>,
     linktype: LinkType,
+    /// Link type ERF: records take their lengths from the ERF header ([`erf`]).
+    erf: bool,
+    /// Link type ERF in a classic pcap file: records take their time from the ERF header too.
+    erf_time: bool,
     filter: Option<BpfProgram>,
     /// Counts the tagged RoCE frames `filter` rejects ([`FileSource::count_tag_misses`]).
     tag_miss: Option<TagMiss>,
@@ -144,7 +151,13 @@ impl FileSource {
                 // is used only where both agree on the link type.
                 let cap = open_libpcap(path)?;
                 if cap.get_datalink().0 as u32 == m.linktype().0 {
-                    return Self::with_backend(m.linktype(), Backend::Mapped(m), Some(path));
+                    let pcapng = m.is_pcapng();
+                    return Self::with_backend(
+                        m.linktype(),
+                        Backend::Mapped(m),
+                        Some(path),
+                        pcapng,
+                    );
                 }
             }
         }
@@ -155,10 +168,14 @@ impl FileSource {
             let name = lt.get_name().unwrap_or_else(|_| "unknown".into());
             return Err(FileError::LinkType(linktype.0, name));
         }
+        // Standard input is taken for classic pcap (what `tcpdump -w -` writes): it cannot be
+        // read twice.
+        let pcapng = path != "-" && is_pcapng(Path::new(path));
         Self::with_backend(
             linktype,
             Backend::Libpcap(cap),
             (path != "-").then_some(path),
+            pcapng,
         )
     }
 
@@ -166,6 +183,7 @@ impl FileSource {
         linktype: LinkType,
         backend: Backend,
         path: Option<&str>,
+        pcapng: bool,
     ) -> Result<FileSource, FileError> {
         if !linktype.is_supported() {
             let name = Linktype(linktype.0 as i32)
@@ -177,6 +195,8 @@ impl FileSource {
             backend,
             path: path.map(str::to_string),
             linktype,
+            erf: linktype == LinkType::ERF,
+            erf_time: linktype == LinkType::ERF && !pcapng,
             filter: None,
             tag_miss: None,
             number: 0,
@@ -313,14 +333,18 @@ impl FileSource {
         let Backend::Mapped(m) = &self.backend else {
             unreachable!("the mapping is only left on an anomaly")
         };
-        Ok(Some(Record {
+        let mut rec = Record {
             number: self.number,
             ts_ns: raw.ts_ns,
             base_ts_ns: self.base_ts_ns.unwrap_or_default(),
             caplen: raw.caplen,
             len: raw.len,
             data: m.bytes(&raw),
-        }))
+        };
+        if self.erf {
+            erf::apply(&mut rec, self.erf_time);
+        }
+        Ok(Some(rec))
     }
 
     /// The next record of the mapping that passes the filter (counting tag misses), the end,
@@ -337,7 +361,9 @@ impl FileSource {
             match m.step() {
                 Step::Record(r) => {
                     self.number += 1;
-                    self.base_ts_ns.get_or_insert(r.ts_ns);
+                    if self.base_ts_ns.is_none() {
+                        self.base_ts_ns = Some(frame_ts(self.erf_time, r.ts_ns, m.bytes(&r)));
+                    }
                     let Some(f) = &self.filter else {
                         return Ok(MappedStep::Record(r));
                     };
@@ -408,14 +434,24 @@ impl FileSource {
                     if out.len() == first {
                         m.begin_window(r.start, kept);
                     }
-                    out.push(MappedRecord {
+                    let mut rec = MappedRecord {
                         number: self.number,
                         ts_ns: r.ts_ns,
                         base_ts_ns: self.base_ts_ns.unwrap_or_default(),
                         caplen: r.caplen,
                         len: r.len,
                         start: r.start,
-                    });
+                        data_len: r.caplen,
+                    };
+                    if self.erf
+                        && let Some(t) = erf::times(m.bytes(&r))
+                    {
+                        (rec.caplen, rec.len) = (t.caplen, t.len);
+                        if self.erf_time {
+                            rec.ts_ns = t.ts_ns;
+                        }
+                    }
+                    out.push(rec);
                     if m.pos() >= until {
                         break;
                     }
@@ -441,17 +477,25 @@ impl FileSource {
         if self.filter.is_none() {
             // Fast path: hand out libpcap's buffer directly, no copy.
             return match cap.next_packet() {
-                Ok(p) => Ok(Some(Record {
-                    number: {
-                        self.number += 1;
-                        self.number
-                    },
-                    ts_ns: ts_to_ns(&p.header.ts),
-                    base_ts_ns: *self.base_ts_ns.get_or_insert(ts_to_ns(&p.header.ts)),
-                    caplen: p.header.caplen,
-                    len: p.header.len,
-                    data: p.data,
-                })),
+                Ok(p) => {
+                    self.number += 1;
+                    let ts_ns = ts_to_ns(&p.header.ts);
+                    if self.base_ts_ns.is_none() {
+                        self.base_ts_ns = Some(frame_ts(self.erf_time, ts_ns, p.data));
+                    }
+                    let mut rec = Record {
+                        number: self.number,
+                        ts_ns,
+                        base_ts_ns: self.base_ts_ns.unwrap_or_default(),
+                        caplen: p.header.caplen,
+                        len: p.header.len,
+                        data: p.data,
+                    };
+                    if self.erf {
+                        erf::apply(&mut rec, self.erf_time);
+                    }
+                    Ok(Some(rec))
+                }
                 Err(e) => {
                     self.done = true;
                     end(e)
@@ -462,7 +506,10 @@ impl FileSource {
             match cap.next_packet() {
                 Ok(p) => {
                     self.number += 1;
-                    self.base_ts_ns.get_or_insert(ts_to_ns(&p.header.ts));
+                    if self.base_ts_ns.is_none() {
+                        let ts_ns = ts_to_ns(&p.header.ts);
+                        self.base_ts_ns = Some(frame_ts(self.erf_time, ts_ns, p.data));
+                    }
                     if let Some(f) = &self.filter
                         && !f.filter(p.data)
                     {
@@ -481,15 +528,37 @@ impl FileSource {
                 }
             }
         };
-        Ok(Some(Record {
+        let mut rec = Record {
             number: self.number,
             ts_ns: ts_to_ns(&header.ts),
             base_ts_ns: self.base_ts_ns.unwrap_or_default(),
             caplen: header.caplen,
             len: header.len,
             data: &self.buf,
-        }))
+        };
+        if self.erf {
+            erf::apply(&mut rec, self.erf_time);
+        }
+        Ok(Some(rec))
     }
+}
+
+/// A frame's capture time: `ts_ns`, its record's, or its ERF header's when `erf_time`
+/// ([`erf::times`]).
+fn frame_ts(erf_time: bool, ts_ns: u64, data: &[u8]) -> u64 {
+    match erf::times(data) {
+        Some(t) if erf_time => t.ts_ns,
+        _ => ts_ns,
+    }
+}
+
+/// Whether the file at `p` begins with a pcapng Section Header Block (block type 0x0A0D0D0A,
+/// the same in either byte order); false when it cannot be read.
+fn is_pcapng(p: &Path) -> bool {
+    let mut magic = [0u8; 4];
+    fs::File::open(p)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok_and(|()| magic == [0x0a, 0x0d, 0x0d, 0x0a])
 }
 
 /// libpcap's message for a filter it cannot compile, without its "can't parse filter

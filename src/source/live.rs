@@ -479,15 +479,20 @@ impl LiveSource {
                     ns.clamp(0, u64::MAX as i128) as u64
                 };
                 self.number += 1;
-                let base_ts_ns = *self.base_ts_ns.get_or_insert(ts_ns);
-                Ok(Next::Record(Record {
+                let mut rec = Record {
                     number: self.number,
                     ts_ns,
-                    base_ts_ns,
+                    base_ts_ns: 0,
                     caplen: p.header.caplen,
                     len: p.header.len,
                     data: p.data,
-                }))
+                };
+                if self.linktype == LinkType::ERF {
+                    // A DAG card's records: their time and lengths are the ERF header's.
+                    super::erf::apply(&mut rec, true);
+                }
+                rec.base_ts_ns = *self.base_ts_ns.get_or_insert(rec.ts_ns);
+                Ok(Next::Record(rec))
             }
             // Non-blocking: nothing buffered. Blocking fallback: the timeout expired.
             Err(pcap::Error::TimeoutExpired) => Ok(if self.fd.is_some() {

@@ -232,6 +232,11 @@ impl MappedFile {
         Some(m)
     }
 
+    /// Whether the file is pcapng (else classic pcap).
+    pub fn is_pcapng(&self) -> bool {
+        matches!(self.format, Format::Pcapng { .. })
+    }
+
     /// The link type of the file (of the first interface for pcapng).
     pub fn linktype(&self) -> LinkType {
         self.linktype

@@ -1,6 +1,7 @@
 //! Packet sources: capture files (pcap, pcapng, standard input) and, separately, live
 //! interfaces. Every source yields [`Record`]s that borrow the source's buffer until the next call.
 
+pub mod erf;
 pub mod file;
 pub mod live;
 pub mod mapped;
@@ -21,11 +22,13 @@ pub struct Record<'a> {
     /// Capture time of the source's first frame, filtered out or not: the zero of relative
     /// times, as in Wireshark.
     pub base_ts_ns: u64,
-    /// Bytes captured (`caplen` in libpcap's `pcap_pkthdr`).
+    /// Bytes captured (`caplen` in libpcap's `pcap_pkthdr`; of link type ERF, the frame's bytes
+    /// after the ERF header, [`erf::ErfTimes::caplen`]).
     pub caplen: u32,
-    /// Bytes on the wire (`len` in `pcap_pkthdr`).
+    /// Bytes on the wire (`len` in `pcap_pkthdr`; of link type ERF, the header's `wlen`).
     pub len: u32,
-    /// The captured bytes (`caplen` of them).
+    /// The captured bytes (`caplen` of them; of link type ERF, the ERF header and then the
+    /// frame's bytes).
     pub data: &'a [u8],
 }
 
