@@ -284,13 +284,13 @@ fn text_summary_sections_and_colour() {
     assert_eq!(n as u64, total);
     let msgs = String::from_utf8(msgs).unwrap();
     assert_eq!(msgs.lines().filter(|l| l.contains("10.0.")).count(), n);
-    // On a 100- or 120-column terminal the standalone tables (`--messages`, `--gaps`) hide
-    // columns to fit, as the report's do, and say which; each row still starts on a line of
-    // its own. The full tables are wider than that.
+    // On an 80-, 100- or 120-column terminal the standalone tables (`--messages`, `--gaps`)
+    // hide columns to fit, as the report's do, and say which; each row still starts on a line
+    // of its own. The full tables are wider than that.
     use roce_inspect::output::fit::rendered_width;
     use roce_inspect::output::summary::{write_gaps_fit, write_messages_fit};
     assert!(rendered_width(&msgs) > 120 && rendered_width(&gaps) > 120);
-    for width in [100u16, 120] {
+    for width in [80u16, 100, 120] {
         let mut m = Vec::new();
         write_messages_fit(&report, &mut m, false, Some(width)).unwrap();
         let m = String::from_utf8(m).unwrap();

@@ -1246,3 +1246,56 @@ fn output_and_folder_errors_are_one_plain_line() {
     );
     assert!(!stderr.contains("os error"), "{stderr}");
 }
+
+/// An ERF record's time (link type 197, ibdump's native-IB records) is its ERF header's in a
+/// classic pcap file and the block's in a pcapng file, as tshark 4.0 has them, whether the file
+/// is named or piped to standard input; its lengths are the ERF header's in both. By hand: the
+/// ERF time is 1,796,090,400 s + 2³⁰/2³² s (.25 s); the pcap or pcapng record's is 5 s and 7 µs
+/// later; the record holds the 16-byte header and 34 frame bytes, wlen 34.
+#[test]
+fn erf_time_follows_the_container_from_stdin_too() {
+    use roce_inspect::synth::capfile::{Record, pcap_bytes, pcapng_bytes};
+    const S: u64 = 1_796_090_400;
+    let ib: Vec<u8> = (0..34)
+        .map(|i| {
+            let h = "30020005000800070400ffff0000002a800001000001020304050607ca4997d11234";
+            u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap()
+        })
+        .collect();
+    let mut r = ((S << 32) | (1 << 30)).to_le_bytes().to_vec();
+    r.extend([21, 0x04, 0, 50, 0, 0, 0, 34]);
+    r.extend(&ib);
+    let rec = [Record::new((S + 5) * 1_000_000_000 + 7_000, r)];
+    let dir = tmp();
+    for (name, bytes, want) in [
+        (
+            "erf.pcap",
+            pcap_bytes(197, 65535, &rec),
+            S * 1_000_000_000 + 250_000_000,
+        ),
+        (
+            "erf.pcapng",
+            pcapng_bytes(197, 65535, &rec),
+            (S + 5) * 1_000_000_000 + 7_000,
+        ),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let named = bin().args(["read", "--json"]).arg(&path).output().unwrap();
+        let piped = bin()
+            .args(["read", "--json", "-"])
+            .write_stdin(bytes)
+            .output()
+            .unwrap();
+        for (how, out) in [("named", named), ("piped", piped)] {
+            let stdout = String::from_utf8(out.stdout).unwrap();
+            let v = &json_lines(&stdout)[0];
+            assert_eq!(v["ts_ns"], want, "{name} {how}: {stdout}");
+            assert_eq!(
+                (v["len"].as_u64(), v["caplen"].as_u64()),
+                (Some(34), Some(34))
+            );
+            assert_eq!(v["icrc"]["status"], "good", "{name} {how}: {stdout}");
+        }
+    }
+}

@@ -150,7 +150,7 @@ fn header_kinds_capture(dir: &Path) -> PathBuf {
 /// into `dir`: Ethernet records (type 2, 2 bytes of pad, the frame with its FCS) carrying
 /// RoCEv2 packets from the project's frame builder — one with an extension header, one cut
 /// after 64 frame bytes — and a native-IB record (type 21: LRH, RC SEND ONLY, hand-computed
-/// ICRC 0xd19749ca and VCRC, as in tests/linktypes.rs). Each record's pcap time is 5 s after
+/// ICRC 0xd19749ca and VCRC, as in tests/linktypes.rs), whole and with a wlen of 10. Each record's pcap time is 5 s after
 /// its ERF header's, whose fractions of a second need rounding to the ns: tshark takes the time
 /// and the wire length from the ERF header, and so must we.
 fn erf_captures(dir: &Path) -> [PathBuf; 2] {
@@ -201,6 +201,8 @@ fn erf_captures(dir: &Path) -> [PathBuf; 2] {
         erf((1 << 30) + 3, 0x82, &ext, &padded(&ack), ack.len()),
         erf(1 << 31, 21, &[], &ib, ib.len()),
         erf(0xffff_fff0, 2, &[], &padded(&big[..64]), big.len()),
+        // Bytes past wlen are not the frame's: 10 of the 34 were on the wire (malformed).
+        erf(7, 21, &[], &ib, 10),
     ];
     let pcap = dir.join("erf.pcap");
     std::fs::write(&pcap, pcap_bytes(197, 65535, &recs)).unwrap();

@@ -34,6 +34,10 @@ pub struct ErfTimes {
     /// Bytes of the frame captured after the ERF header, its extension headers and (Ethernet)
     /// its 2 bytes of pad, at most `wlen` (the record's padding is not the frame's).
     pub caplen: u32,
+    /// Offset of the frame's first byte in the record: the ERF header, its extension headers
+    /// and (Ethernet) its pad; the record's bytes that belong to it are the first
+    /// `frame_at + caplen`.
+    pub frame_at: usize,
 }
 
 /// Read the ERF header at the start of `data` (a record's captured bytes). `None` when fewer
@@ -60,6 +64,7 @@ pub fn times(data: &[u8]) -> Option<ErfTimes> {
         ts_ns: fixed_point_ns(ts),
         len: u32::from(wlen),
         caplen: captured as u32,
+        frame_at: at,
     })
 }
 
@@ -74,8 +79,10 @@ fn fixed_point_ns(ts: u64) -> u64 {
 
 /// Give `rec`, a record of link type ERF, the lengths of its ERF header, and its time when
 /// `time` (a classic pcap file's record, whose own time has µs or ns; a pcapng block's
-/// timestamp, of any resolution, stays, as in Wireshark); its bytes (`data`, the ERF header
-/// first) are unchanged. A record too short for its header keeps its own.
+/// timestamp, of any resolution, stays, as in Wireshark); its bytes (`data`) keep the ERF
+/// header and lose what lies past `wlen` (padding, or bytes the header says were not the
+/// frame's: tshark then finds the frame malformed, and so does the decoder). A record too
+/// short for its header keeps its own.
 pub fn apply(rec: &mut Record<'_>, time: bool) {
     if let Some(t) = times(rec.data) {
         if time {
@@ -83,6 +90,7 @@ pub fn apply(rec: &mut Record<'_>, time: bool) {
         }
         rec.len = t.len;
         rec.caplen = t.caplen;
+        rec.data = &rec.data[..t.frame_at + t.caplen as usize];
     }
 }
 
@@ -129,7 +137,8 @@ mod tests {
             Some(ErfTimes {
                 ts_ns: 7_500_000_000,
                 len: 34,
-                caplen: 34
+                caplen: 34,
+                frame_at: 16,
             })
         );
         let mut r = header(0, 21, 50, 100);
@@ -138,6 +147,26 @@ mod tests {
         let mut r = header(0, 21, 56, 34);
         r.extend([0u8; 40]);
         assert_eq!(times(&r).map(|t| (t.len, t.caplen)), Some((34, 34)));
+    }
+
+    /// A record keeps its ERF header and loses the bytes past `wlen`.
+    #[test]
+    fn apply_cuts_the_record_at_the_wire_length() {
+        let mut r = header(0, 21, 56, 10);
+        r.extend(1..=40u8);
+        let mut rec = Record {
+            number: 1,
+            ts_ns: 5,
+            base_ts_ns: 0,
+            caplen: 56,
+            len: 56,
+            data: &r,
+        };
+        apply(&mut rec, false);
+        assert_eq!((rec.ts_ns, rec.len, rec.caplen), (5, 10, 10));
+        assert_eq!(rec.data, &r[..26]);
+        apply(&mut rec, true);
+        assert_eq!(rec.ts_ns, 0);
     }
 
     /// Extension headers (type's top bit, then each extension's) and an Ethernet record's

@@ -168,9 +168,9 @@ impl FileSource {
             let name = lt.get_name().unwrap_or_else(|_| "unknown".into());
             return Err(FileError::LinkType(linktype.0, name));
         }
-        // Standard input is taken for classic pcap (what `tcpdump -w -` writes): it cannot be
-        // read twice.
-        let pcapng = path != "-" && is_pcapng(Path::new(path));
+        // libpcap gives a pcapng file the version of its Section Header Block (1.0), a classic
+        // pcap file its own (2.4; it refuses older ones).
+        let pcapng = cap.major_version() == 1;
         Self::with_backend(
             linktype,
             Backend::Libpcap(cap),
@@ -447,6 +447,7 @@ impl FileSource {
                         && let Some(t) = erf::times(m.bytes(&r))
                     {
                         (rec.caplen, rec.len) = (t.caplen, t.len);
+                        rec.data_len = (t.frame_at as u32).saturating_add(t.caplen);
                         if self.erf_time {
                             rec.ts_ns = t.ts_ns;
                         }
@@ -550,15 +551,6 @@ fn frame_ts(erf_time: bool, ts_ns: u64, data: &[u8]) -> u64 {
         Some(t) if erf_time => t.ts_ns,
         _ => ts_ns,
     }
-}
-
-/// Whether the file at `p` begins with a pcapng Section Header Block (block type 0x0A0D0D0A,
-/// the same in either byte order); false when it cannot be read.
-fn is_pcapng(p: &Path) -> bool {
-    let mut magic = [0u8; 4];
-    fs::File::open(p)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
-        .is_ok_and(|()| magic == [0x0a, 0x0d, 0x0d, 0x0a])
 }
 
 /// libpcap's message for a filter it cannot compile, without its "can't parse filter
