@@ -40,6 +40,14 @@ pub struct ErfTimes {
     pub frame_at: usize,
 }
 
+impl ErfTimes {
+    /// Bytes of the record that are the ERF header's or the frame's: the record's bytes past
+    /// them (padding, or bytes past `wlen`) are neither.
+    pub fn record_len(&self) -> usize {
+        self.frame_at + self.caplen as usize
+    }
+}
+
 /// Read the ERF header at the start of `data` (a record's captured bytes). `None` when fewer
 /// bytes than the header, its extension headers and an Ethernet record's pad were captured:
 /// the record keeps its pcap time and lengths, and the decoder reports it truncated.
@@ -90,7 +98,7 @@ pub fn apply(rec: &mut Record<'_>, time: bool) {
         }
         rec.len = t.len;
         rec.caplen = t.caplen;
-        rec.data = &rec.data[..t.frame_at + t.caplen as usize];
+        rec.data = &rec.data[..t.record_len()];
     }
 }
 

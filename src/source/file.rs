@@ -447,7 +447,7 @@ impl FileSource {
                         && let Some(t) = erf::times(m.bytes(&r))
                     {
                         (rec.caplen, rec.len) = (t.caplen, t.len);
-                        rec.data_len = (t.frame_at as u32).saturating_add(t.caplen);
+                        rec.data_len = t.record_len() as u32;
                         if self.erf_time {
                             rec.ts_ns = t.ts_ns;
                         }
