@@ -1256,12 +1256,7 @@ fn output_and_folder_errors_are_one_plain_line() {
 fn erf_time_follows_the_container_from_stdin_too() {
     use roce_inspect::synth::capfile::{Record, pcap_bytes, pcapng_bytes};
     const S: u64 = 1_796_090_400;
-    let ib: Vec<u8> = (0..34)
-        .map(|i| {
-            let h = "30020005000800070400ffff0000002a800001000001020304050607ca4997d11234";
-            u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap()
-        })
-        .collect();
+    let ib = common::hex("30020005000800070400ffff0000002a800001000001020304050607ca4997d11234");
     let mut r = ((S << 32) | (1 << 30)).to_le_bytes().to_vec();
     r.extend([21, 0x04, 0, 50, 0, 0, 0, 34]);
     r.extend(&ib);

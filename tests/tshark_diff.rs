@@ -93,18 +93,7 @@ const FIELDS: &[&str] = &[
 /// built with the project's frame builder into `dir`.
 fn header_kinds_capture(dir: &Path) -> PathBuf {
     use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, Record, pcap_bytes};
-    use roce_inspect::synth::frame::{Bth, Packet, VlanTag};
-    let mk = |opcode: u8, psn: u32, f: &dyn Fn(&mut Packet)| {
-        let bth = Bth {
-            opcode,
-            dest_qp: 0x0001a2,
-            psn,
-            ..Bth::default()
-        };
-        let mut p = Packet::v4([10, 0, 0, 1], [10, 0, 0, 2], bth);
-        f(&mut p);
-        p.build()
-    };
+    use roce_inspect::synth::frame::VlanTag;
     let qinq = vec![
         VlanTag {
             tpid: 0x88a8,
@@ -114,27 +103,27 @@ fn header_kinds_capture(dir: &Path) -> PathBuf {
         VlanTag::dot1q(100, 3),
     ];
     let frames = [
-        mk(0x0b, 1, &|p| {
+        rc_frame(0x0b, 1, &|p| {
             p.eth.tags = qinq.clone();
             p.bth.pad = 2;
             p.payload_len = 6;
             p.ext.reth = (0x7f00_0000_1000, 0x1234, 6);
             p.ext.imm = 0x0102_0304;
         }),
-        mk(0x13, 2, &|p| {
+        rc_frame(0x13, 2, &|p| {
             p.ext.atomic = (0x7f00_0000_2000, 0x4321, 7, 5)
         }),
-        mk(0x12, 2, &|p| {
+        rc_frame(0x12, 2, &|p| {
             p.ext.aeth = (0x1f, 3);
             p.ext.atomic_ack = 5;
         }),
-        mk(0x65, 9, &|p| {
+        rc_frame(0x65, 9, &|p| {
             p.ext.deth = (0x1111_1111, 0x0000c3);
             p.ext.imm = 0xaabb_ccdd;
             p.payload_len = 32;
         }),
-        mk(0x11, 4, &|p| p.ext.aeth = (0x20 | 14, 4)),
-        mk(0x81, 0, &|p| p.bth.becn = true),
+        rc_frame(0x11, 4, &|p| p.ext.aeth = (0x20 | 14, 4)),
+        rc_frame(0x81, 0, &|p| p.bth.becn = true),
     ];
     let recs: Vec<Record> = frames
         .into_iter()
@@ -150,12 +139,11 @@ fn header_kinds_capture(dir: &Path) -> PathBuf {
 /// into `dir`: Ethernet records (type 2, 2 bytes of pad, the frame with its FCS) carrying
 /// RoCEv2 packets from the project's frame builder — one with an extension header, one cut
 /// after 64 frame bytes — and a native-IB record (type 21: LRH, RC SEND ONLY, hand-computed
-/// ICRC 0xd19749ca and VCRC, as in tests/linktypes.rs), whole and with a wlen of 10. Each record's pcap time is 5 s after
-/// its ERF header's, whose fractions of a second need rounding to the ns: tshark takes the time
-/// and the wire length from the ERF header, and so must we.
+/// ICRC 0xd19749ca and VCRC, as in tests/linktypes.rs), whole and with a wlen of 10. Each
+/// record's pcap time is 5 s after its ERF header's, whose fractions of a second need rounding
+/// to the ns: tshark takes the time and the wire length from the ERF header, and so must we.
 fn erf_captures(dir: &Path) -> [PathBuf; 2] {
     use roce_inspect::synth::capfile::{Record, pcap_bytes, pcapng_bytes};
-    use roce_inspect::synth::frame::{Bth, Packet};
     const SECS: u64 = 1_796_090_400;
     let erf = |frac: u32, ty: u8, ext: &[u8], body: &[u8], wlen: usize| {
         let mut r = ((SECS << 32) | u64::from(frac)).to_le_bytes().to_vec();
@@ -172,18 +160,12 @@ fn erf_captures(dir: &Path) -> [PathBuf; 2] {
         )
     };
     let eth = |opcode: u8, psn: u32, payload: usize| {
-        let bth = Bth {
-            opcode,
-            dest_qp: 0x0000e7,
-            psn,
-            ..Bth::default()
-        };
-        let mut p = Packet::v4([10, 0, 5, 1], [10, 0, 5, 2], bth);
-        p.payload_len = payload;
-        if opcode == 0x0a {
-            p.ext.reth = (0x7f00_0000_1000, 0x77, payload as u32);
-        }
-        let mut f = p.build();
+        let mut f = rc_frame(opcode, psn, &|p| {
+            p.payload_len = payload;
+            if opcode == 0x0a {
+                p.ext.reth = (0x7f00_0000_1000, 0x77, payload as u32);
+            }
+        });
         // The Ethernet FCS, which ERF records keep: CRC-32 of the frame, least significant
         // byte first (IEEE 802.3 §3.2.9).
         let fcs = crc32fast::hash(&f);
@@ -191,7 +173,7 @@ fn erf_captures(dir: &Path) -> [PathBuf; 2] {
         f
     };
     let padded = |f: &[u8]| [&[0u8, 0][..], f].concat();
-    let ib = hex_bytes("30020005000800070400ffff0000002a800001000001020304050607ca4997d11234");
+    let ib = common::hex("30020005000800070400ffff0000002a800001000001020304050607ca4997d11234");
     let write = eth(0x0a, 10, 200);
     let ack = eth(0x11, 10, 0);
     let big = eth(0x0a, 11, 512);
@@ -211,11 +193,19 @@ fn erf_captures(dir: &Path) -> [PathBuf; 2] {
     [pcap, pcapng]
 }
 
-fn hex_bytes(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
+/// An Ethernet frame from the project's frame builder: RoCEv2 over IPv4 10.0.0.1 → 10.0.0.2,
+/// DestQP 0x0001a2, `opcode` and `psn`, then whatever `f` sets.
+fn rc_frame(opcode: u8, psn: u32, f: &dyn Fn(&mut roce_inspect::synth::frame::Packet)) -> Vec<u8> {
+    use roce_inspect::synth::frame::{Bth, Packet};
+    let bth = Bth {
+        opcode,
+        dest_qp: 0x0001a2,
+        psn,
+        ..Bth::default()
+    };
+    let mut p = Packet::v4([10, 0, 0, 1], [10, 0, 0, 2], bth);
+    f(&mut p);
+    p.build()
 }
 
 /// The bundled samples, then the third-party captures when they are there.

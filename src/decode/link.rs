@@ -12,6 +12,7 @@ use etherparse::{
 };
 
 use super::encap::{self, Encap, MAX_ENCAP, Outer};
+use super::erf::{self, ErfHeader};
 use super::headers::{Grh, Lrh};
 use super::icrc;
 use super::transport::{self, IcrcSpot};
@@ -566,44 +567,21 @@ fn infiniband(data: &[u8], cut: usize, link: LinkSummary) -> Frame<'_> {
     roce_frame(link, pkt)
 }
 
-/// ERF record: 16-byte header (timestamp 8, type 1, flags 1, rlen 2, lctr 2, wlen 2), optional
-/// 8-byte extension headers while the type's top bit (and then each extension's top bit) is
-/// set, then for Ethernet (type 2) 2 bytes of offset/pad, for InfiniBand (type 21) the LRH.
-/// The bytes cut off are those of `wlen` not captured after the header (the pcap record's
-/// lengths count the header; the record's time and lengths are the ERF header's,
-/// [`crate::source::erf`]).
+/// ERF record ([`ErfHeader`]): for Ethernet (type 2) the frame after the pad, for InfiniBand
+/// (type 21) the LRH. The bytes cut off are those of `wlen` not captured after the header (the
+/// pcap record's lengths count the header; the record's time and lengths are the ERF
+/// header's, [`crate::source::erf`]).
 fn erf<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
     let link = LinkSummary::default();
-    if data.len() < 16 {
-        return undecodable(link, Undecodable::Truncated("ERF"));
-    }
-    let ty = data[8];
-    let mut off = 16;
-    let mut more = ty & 0x80 != 0;
-    while more {
-        if data.len() < off + 8 {
-            return undecodable(link, Undecodable::Truncated("ERF extension"));
-        }
-        more = data[off] & 0x80 != 0;
-        off += 8;
-    }
-    let wlen = usize::from(u16::from_be_bytes([data[14], data[15]]));
-    let cut = |frame: &[u8]| wlen.saturating_sub(frame.len());
-    match ty & 0x7f {
-        2 => {
-            if data.len() < off + 2 {
-                return undecodable(link, Undecodable::Truncated("ERF Ethernet"));
-            }
-            let frame = &data[off + 2..];
-            ethernet(
-                frame,
-                Cx {
-                    cut: cut(frame),
-                    ..cx
-                },
-            )
-        }
-        21 => infiniband(&data[off..], cut(&data[off..]), link),
+    let h = match ErfHeader::parse(data) {
+        Ok(h) => h,
+        Err(part) => return undecodable(link, Undecodable::Truncated(part)),
+    };
+    let frame = &data[h.frame_at..];
+    let cut = usize::from(h.wlen).saturating_sub(frame.len());
+    match h.ty {
+        erf::TYPE_ETHERNET => ethernet(frame, Cx { cut, ..cx }),
+        erf::TYPE_INFINIBAND => infiniband(frame, cut, link),
         t => other(link, None, OtherKind::ErfType(t)),
     }
 }

@@ -6,6 +6,7 @@
 //! bytes; analysis and printers consume it without re-parsing.
 
 pub mod encap;
+pub mod erf;
 pub mod headers;
 pub mod icrc;
 pub mod link;

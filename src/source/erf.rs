@@ -1,168 +1,144 @@
 //! The time and lengths of an ERF record (link type 197, as ibdump and Endace DAG cards write
-//! them) from its own header rather than from the pcap or pcapng record around it, as Wireshark
-//! reads them (tshark 4.0: the wire and captured lengths from the ERF header in pcap and pcapng
-//! files, the time too in classic pcap files); the pcap record's, which libpcap and tcpdump
-//! show, count the ERF header's bytes and, in a classic pcap file, often only microseconds.
-//!
-//! ERF header (Endace Extensible Record Format, spec/roce.md §7): timestamp 8 bytes
-//! little-endian, 32.32 fixed-point seconds since the epoch; type 1 byte (top bit: an 8-byte
-//! extension header follows, and each extension's top bit says whether another follows);
-//! flags 1; rlen 2 (record length with the header and any padding, big-endian); loss counter
-//! or colour 2; wlen 2 (bytes on the wire, big-endian).
+//! them) from its own header ([`ErfHeader`]) rather than from the pcap or pcapng record around
+//! it, as Wireshark reads them (tshark 4.0: the wire and captured lengths from the ERF header in
+//! pcap and pcapng files, the time too in classic pcap files); the pcap record's, which libpcap
+//! and tcpdump show, count the ERF header's bytes and, in a classic pcap file, often have only
+//! microseconds.
 
 use super::Record;
+use crate::decode::LinkType;
+use crate::decode::erf::ErfHeader;
 
-/// Bytes of the fixed ERF header.
-const HEADER: usize = 16;
-
-/// Bytes of one ERF extension header.
-const EXTENSION: usize = 8;
-
-/// ERF type of an Ethernet record, whose frame follows 2 bytes of offset and pad.
-const ETHERNET: u8 = 2;
-
-/// Bytes of offset and pad before an Ethernet record's frame.
-const ETHERNET_PAD: usize = 2;
-
-/// What an ERF record's header says of the frame it carries.
+/// Which of an ERF header's values a source's records take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ErfTimes {
-    /// Capture time, ns since the Unix epoch (the 32-bit fraction rounded to the nearest ns).
+pub enum Rule {
+    /// None: a link type other than ERF.
+    Off,
+    /// The lengths (a pcapng file: a block's timestamp, of any resolution, stays).
+    Lengths,
+    /// The lengths and the time (a classic pcap file, whose records have µs or ns; a live
+    /// DAG card).
+    LengthsAndTime,
+}
+
+/// A record's time, lengths and bytes as the frame's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Framed {
+    /// Capture time, ns since the Unix epoch.
     pub ts_ns: u64,
-    /// Bytes on the wire (`wlen`).
+    /// Bytes on the wire (of an ERF record, `wlen`).
     pub len: u32,
-    /// Bytes of the frame captured after the ERF header, its extension headers and (Ethernet)
-    /// its 2 bytes of pad, at most `wlen` (the record's padding is not the frame's).
+    /// Bytes of the frame captured (of an ERF record, those after the header, its extension
+    /// headers and an Ethernet record's pad, at most `wlen`: the record's padding is not the
+    /// frame's).
     pub caplen: u32,
-    /// Offset of the frame's first byte in the record: the ERF header, its extension headers
-    /// and (Ethernet) its pad; the record's bytes that belong to it are the first
-    /// `frame_at + caplen`.
-    pub frame_at: usize,
+    /// Bytes of the record that are the frame's or a header's (of an ERF record, the bytes
+    /// past `wlen` are neither: padding, or bytes the header says were not on the wire).
+    pub data_len: usize,
 }
 
-impl ErfTimes {
-    /// Bytes of the record that are the ERF header's or the frame's: the record's bytes past
-    /// them (padding, or bytes past `wlen`) are neither.
-    pub fn record_len(&self) -> usize {
-        self.frame_at + self.caplen as usize
-    }
-}
-
-/// Read the ERF header at the start of `data` (a record's captured bytes). `None` when fewer
-/// bytes than the header, its extension headers and an Ethernet record's pad were captured:
-/// the record keeps its pcap time and lengths, and the decoder reports it truncated.
-pub fn times(data: &[u8]) -> Option<ErfTimes> {
-    let fixed = data.get(..HEADER)?;
-    let mut at = HEADER;
-    let mut more = fixed[8] & 0x80 != 0;
-    while more {
-        more = data.get(at)? & 0x80 != 0;
-        at += EXTENSION;
-    }
-    if fixed[8] & 0x7f == ETHERNET {
-        at += ETHERNET_PAD;
-    }
-    if data.len() < at {
-        return None;
-    }
-    let ts = u64::from_le_bytes(fixed[..8].try_into().ok()?);
-    let wlen = u16::from_be_bytes([fixed[14], fixed[15]]);
-    let captured = (data.len() - at).min(usize::from(wlen));
-    Some(ErfTimes {
-        ts_ns: fixed_point_ns(ts),
-        len: u32::from(wlen),
-        caplen: captured as u32,
-        frame_at: at,
-    })
-}
-
-/// ns since the epoch of an ERF timestamp: seconds in the high 32 bits, the fraction of a
-/// second in units of 2⁻³² s in the low 32, rounded half up to the nearest ns.
-fn fixed_point_ns(ts: u64) -> u64 {
-    let secs = ts >> 32;
-    let frac = u128::from(ts & 0xffff_ffff);
-    let ns = ((frac * 1_000_000_000 + (1 << 31)) >> 32) as u64;
-    secs * 1_000_000_000 + ns
-}
-
-/// Give `rec`, a record of link type ERF, the lengths of its ERF header, and its time when
-/// `time` (a classic pcap file's record, whose own time has µs or ns; a pcapng block's
-/// timestamp, of any resolution, stays, as in Wireshark); its bytes (`data`) keep the ERF
-/// header and lose what lies past `wlen` (padding, or bytes the header says were not the
-/// frame's: tshark then finds the frame malformed, and so does the decoder). A record too
-/// short for its header keeps its own.
-pub fn apply(rec: &mut Record<'_>, time: bool) {
-    if let Some(t) = times(rec.data) {
-        if time {
-            rec.ts_ns = t.ts_ns;
+impl Rule {
+    /// The rule for a source of `linktype`, read from a pcapng file or not.
+    pub fn new(linktype: LinkType, pcapng: bool) -> Rule {
+        match (linktype == LinkType::ERF, pcapng) {
+            (false, _) => Rule::Off,
+            (true, true) => Rule::Lengths,
+            (true, false) => Rule::LengthsAndTime,
         }
-        rec.len = t.len;
-        rec.caplen = t.caplen;
-        rec.data = &rec.data[..t.record_len()];
+    }
+
+    /// The frame's time, lengths and bytes of a record that has `ts_ns`, `len`, `caplen` and
+    /// the bytes `data`: the record's own unless this rule takes the ERF header's. A record too
+    /// short for its ERF header keeps its own (the decoder reports it truncated).
+    #[inline]
+    pub fn frame(self, ts_ns: u64, len: u32, caplen: u32, data: &[u8]) -> Framed {
+        let own = Framed {
+            ts_ns,
+            len,
+            caplen,
+            data_len: data.len(),
+        };
+        if self == Rule::Off {
+            return own;
+        }
+        let Ok(h) = ErfHeader::parse(data) else {
+            return own;
+        };
+        let caplen = (data.len() - h.frame_at).min(usize::from(h.wlen));
+        Framed {
+            ts_ns: if self == Rule::LengthsAndTime {
+                h.ts_ns()
+            } else {
+                ts_ns
+            },
+            len: u32::from(h.wlen),
+            caplen: caplen as u32,
+            data_len: h.frame_at + caplen,
+        }
+    }
+
+    /// The frame's time of a record that has `ts_ns` and the bytes `data` ([`Rule::frame`]).
+    pub fn time(self, ts_ns: u64, data: &[u8]) -> u64 {
+        self.frame(ts_ns, 0, 0, data).ts_ns
+    }
+
+    /// Give `rec` the frame's time, lengths and bytes ([`Rule::frame`]): an ERF record keeps
+    /// its header and loses what lies past `wlen` (tshark then finds the frame malformed, and
+    /// so does the decoder).
+    #[inline]
+    pub fn apply(self, rec: &mut Record<'_>) {
+        if self == Rule::Off {
+            return;
+        }
+        let f = self.frame(rec.ts_ns, rec.len, rec.caplen, rec.data);
+        rec.ts_ns = f.ts_ns;
+        rec.len = f.len;
+        rec.caplen = f.caplen;
+        rec.data = &rec.data[..f.data_len];
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decode::erf::tests::header;
+    use crate::decode::erf::{TYPE_ETHERNET, TYPE_INFINIBAND};
 
-    /// An ERF header: timestamp, type, wlen; flags 0, rlen and lctr as given.
-    fn header(ts: u64, ty: u8, rlen: u16, wlen: u16) -> Vec<u8> {
-        let mut h = ts.to_le_bytes().to_vec();
-        h.extend([ty, 0]);
-        h.extend(rlen.to_be_bytes());
-        h.extend([0, 0]);
-        h.extend(wlen.to_be_bytes());
-        h
-    }
-
-    /// Fractions by hand: 2³⁰/2³² s = 0.25 s; 1/2³² s = 0.2328 ns → 0; 3/2³² s = 0.698 ns → 1;
-    /// 2³²−1 units = 999,999,999.77 ns → 1 s exactly (carried into the seconds).
-    #[test]
-    fn fixed_point_fractions_round_to_the_nearest_ns() {
-        let s = 1_700_000_000u64;
-        assert_eq!(fixed_point_ns(s << 32), s * 1_000_000_000);
-        assert_eq!(
-            fixed_point_ns((s << 32) | (1 << 30)),
-            s * 1_000_000_000 + 250_000_000
-        );
-        assert_eq!(fixed_point_ns((s << 32) | 1), s * 1_000_000_000);
-        assert_eq!(fixed_point_ns((s << 32) | 3), s * 1_000_000_000 + 1);
-        assert_eq!(
-            fixed_point_ns((s << 32) | 0xffff_ffff),
-            (s + 1) * 1_000_000_000
-        );
+    /// `Rule::LengthsAndTime`'s view of `r` (pcap time 5, lengths 99).
+    fn framed(r: &[u8]) -> Framed {
+        Rule::LengthsAndTime.frame(5, 99, 99, r)
     }
 
     /// An InfiniBand record (type 21) of 34 bytes, all captured; then one whose wire length
     /// (100) is more than was captured; then one padded past its wire length.
     #[test]
     fn lengths_are_the_frame_s_not_the_record_s() {
-        let mut r = header((7 << 32) | (1 << 31), 21, 50, 34);
+        let mut r = header((7 << 32) | (1 << 31), TYPE_INFINIBAND, 50, 34);
         r.extend([0u8; 34]);
         assert_eq!(
-            times(&r),
-            Some(ErfTimes {
+            framed(&r),
+            Framed {
                 ts_ns: 7_500_000_000,
                 len: 34,
                 caplen: 34,
-                frame_at: 16,
-            })
+                data_len: 50,
+            }
         );
-        let mut r = header(0, 21, 50, 100);
+        let mut r = header(0, TYPE_INFINIBAND, 50, 100);
         r.extend([0u8; 34]);
-        assert_eq!(times(&r).map(|t| (t.len, t.caplen)), Some((100, 34)));
-        let mut r = header(0, 21, 56, 34);
+        assert_eq!((framed(&r).len, framed(&r).caplen), (100, 34));
+        let mut r = header(0, TYPE_INFINIBAND, 56, 34);
         r.extend([0u8; 40]);
-        assert_eq!(times(&r).map(|t| (t.len, t.caplen)), Some((34, 34)));
+        assert_eq!((framed(&r).len, framed(&r).caplen), (34, 34));
     }
 
-    /// A record keeps its ERF header and loses the bytes past `wlen`.
+    /// A record keeps its ERF header and loses the bytes past `wlen`; pcapng's rule keeps the
+    /// record's time, another link type's everything.
     #[test]
     fn apply_cuts_the_record_at_the_wire_length() {
-        let mut r = header(0, 21, 56, 10);
+        let mut r = header(0, TYPE_INFINIBAND, 56, 10);
         r.extend(1..=40u8);
-        let mut rec = Record {
+        let rec = Record {
             number: 1,
             ts_ns: 5,
             base_ts_ns: 0,
@@ -170,31 +146,47 @@ mod tests {
             len: 56,
             data: &r,
         };
-        apply(&mut rec, false);
-        assert_eq!((rec.ts_ns, rec.len, rec.caplen), (5, 10, 10));
-        assert_eq!(rec.data, &r[..26]);
-        apply(&mut rec, true);
-        assert_eq!(rec.ts_ns, 0);
+        let mut ng = rec;
+        Rule::new(LinkType::ERF, true).apply(&mut ng);
+        assert_eq!((ng.ts_ns, ng.len, ng.caplen), (5, 10, 10));
+        assert_eq!(ng.data, &r[..26]);
+        let mut pcap = rec;
+        Rule::new(LinkType::ERF, false).apply(&mut pcap);
+        assert_eq!((pcap.ts_ns, pcap.data.len()), (0, 26));
+        let mut eth = rec;
+        Rule::new(LinkType::ETHERNET, false).apply(&mut eth);
+        assert_eq!(
+            (eth.ts_ns, eth.len, eth.caplen, eth.data),
+            (5, 56, 56, &r[..])
+        );
     }
 
-    /// Extension headers (type's top bit, then each extension's) and an Ethernet record's
-    /// 2 bytes of pad are not frame bytes (tshark 4.0 on such records: `frame.cap_len` 42 of
-    /// 44 bytes after the header, 20 of 22, and 30 when wlen is 30); a record cut inside them,
-    /// or inside the fixed header, has no ERF times.
+    /// Extension headers and an Ethernet record's 2 bytes of pad are not frame bytes (tshark
+    /// 4.0 on such records: `frame.cap_len` 42 of 44 bytes after the header, 20 of 22, and 30
+    /// when wlen is 30); a record cut inside them, or inside the fixed header, keeps its own
+    /// time and lengths.
     #[test]
-    fn extension_headers_and_pad_are_skipped_and_short_records_have_none() {
-        let mut r = header(0, 0x80 | 2, 76, 46);
+    fn extension_headers_and_pad_are_skipped_and_short_records_keep_theirs() {
+        let mut r = header(0, 0x80 | TYPE_ETHERNET, 76, 46);
         r.extend([0x80, 0, 0, 0, 0, 0, 0, 0]);
         r.extend([0x05, 0, 0, 0, 0, 0, 0, 0]);
         r.extend([0u8; 2 + 42]);
-        assert_eq!(times(&r).map(|t| (t.len, t.caplen)), Some((46, 42)));
-        assert_eq!(times(&r[..32 + 2 + 20]).map(|t| t.caplen), Some(20));
-        assert_eq!(times(&r[..32 + 2]).map(|t| t.caplen), Some(0));
-        assert_eq!(times(&r[..32 + 1]), None);
-        assert_eq!(times(&r[..16 + 12]), None);
-        assert_eq!(times(&r[..15]), None);
-        let mut r = header(0, 2, 60, 30);
+        assert_eq!((framed(&r).len, framed(&r).caplen), (46, 42));
+        assert_eq!(framed(&r[..32 + 2 + 20]).caplen, 20);
+        assert_eq!(framed(&r[..32 + 2]).caplen, 0);
+        for cut in [32 + 1, 16 + 12, 15] {
+            assert_eq!(
+                framed(&r[..cut]),
+                Framed {
+                    ts_ns: 5,
+                    len: 99,
+                    caplen: 99,
+                    data_len: cut,
+                }
+            );
+        }
+        let mut r = header(0, TYPE_ETHERNET, 60, 30);
         r.extend([0u8; 2 + 42]);
-        assert_eq!(times(&r).map(|t| (t.len, t.caplen)), Some((30, 30)));
+        assert_eq!((framed(&r).len, framed(&r).caplen), (30, 30));
     }
 }

@@ -62,7 +62,7 @@ pub struct MappedRecord {
     /// Offset of the captured bytes in the mapping.
     pub start: usize,
     /// Bytes of the record in the mapping: `caplen`, or more where the record's bytes begin
-    /// with a pseudo-header that `caplen` does not count (link type ERF: [`super::erf`]).
+    /// with a pseudo-header that `caplen` does not count (link type ERF: [`super::erf::Framed`]).
     pub data_len: u32,
 }
 
@@ -108,10 +108,8 @@ pub struct FileSource {
     /// The path, to hand the file to libpcap after an anomaly (`None` for standard input).
     path: Option<String>,
     linktype: LinkType,
-    /// Link type ERF: records take their lengths from the ERF header ([`erf`]).
-    erf: bool,
-    /// Link type ERF in a classic pcap file: records take their time from the ERF header too.
-    erf_time: bool,
+    /// Which of an ERF header's values the records take (link type ERF only).
+    erf: erf::Rule,
     filter: Option<BpfProgram>,
     /// Counts the tagged RoCE frames `filter` rejects ([`FileSource::count_tag_misses`]).
     tag_miss: Option<TagMiss>,
@@ -195,8 +193,7 @@ impl FileSource {
             backend,
             path: path.map(str::to_string),
             linktype,
-            erf: linktype == LinkType::ERF,
-            erf_time: linktype == LinkType::ERF && !pcapng,
+            erf: erf::Rule::new(linktype, pcapng),
             filter: None,
             tag_miss: None,
             number: 0,
@@ -341,9 +338,7 @@ impl FileSource {
             len: raw.len,
             data: m.bytes(&raw),
         };
-        if self.erf {
-            erf::apply(&mut rec, self.erf_time);
-        }
+        self.erf.apply(&mut rec);
         Ok(Some(rec))
     }
 
@@ -361,9 +356,9 @@ impl FileSource {
             match m.step() {
                 Step::Record(r) => {
                     self.number += 1;
-                    if self.base_ts_ns.is_none() {
-                        self.base_ts_ns = Some(frame_ts(self.erf_time, r.ts_ns, m.bytes(&r)));
-                    }
+                    let erf = self.erf;
+                    self.base_ts_ns
+                        .get_or_insert_with(|| erf.time(r.ts_ns, m.bytes(&r)));
                     let Some(f) = &self.filter else {
                         return Ok(MappedStep::Record(r));
                     };
@@ -434,25 +429,16 @@ impl FileSource {
                     if out.len() == first {
                         m.begin_window(r.start, kept);
                     }
-                    let mut rec = MappedRecord {
+                    let f = self.erf.frame(r.ts_ns, r.len, r.caplen, m.bytes(&r));
+                    out.push(MappedRecord {
                         number: self.number,
-                        ts_ns: r.ts_ns,
+                        ts_ns: f.ts_ns,
                         base_ts_ns: self.base_ts_ns.unwrap_or_default(),
-                        caplen: r.caplen,
-                        len: r.len,
+                        caplen: f.caplen,
+                        len: f.len,
                         start: r.start,
-                        data_len: r.caplen,
-                    };
-                    if self.erf
-                        && let Some(t) = erf::times(m.bytes(&r))
-                    {
-                        (rec.caplen, rec.len) = (t.caplen, t.len);
-                        rec.data_len = t.record_len() as u32;
-                        if self.erf_time {
-                            rec.ts_ns = t.ts_ns;
-                        }
-                    }
-                    out.push(rec);
+                        data_len: f.data_len as u32,
+                    });
                     if m.pos() >= until {
                         break;
                     }
@@ -481,9 +467,9 @@ impl FileSource {
                 Ok(p) => {
                     self.number += 1;
                     let ts_ns = ts_to_ns(&p.header.ts);
-                    if self.base_ts_ns.is_none() {
-                        self.base_ts_ns = Some(frame_ts(self.erf_time, ts_ns, p.data));
-                    }
+                    let erf = self.erf;
+                    self.base_ts_ns
+                        .get_or_insert_with(|| erf.time(ts_ns, p.data));
                     let mut rec = Record {
                         number: self.number,
                         ts_ns,
@@ -492,9 +478,7 @@ impl FileSource {
                         len: p.header.len,
                         data: p.data,
                     };
-                    if self.erf {
-                        erf::apply(&mut rec, self.erf_time);
-                    }
+                    self.erf.apply(&mut rec);
                     Ok(Some(rec))
                 }
                 Err(e) => {
@@ -507,10 +491,9 @@ impl FileSource {
             match cap.next_packet() {
                 Ok(p) => {
                     self.number += 1;
-                    if self.base_ts_ns.is_none() {
-                        let ts_ns = ts_to_ns(&p.header.ts);
-                        self.base_ts_ns = Some(frame_ts(self.erf_time, ts_ns, p.data));
-                    }
+                    let erf = self.erf;
+                    self.base_ts_ns
+                        .get_or_insert_with(|| erf.time(ts_to_ns(&p.header.ts), p.data));
                     if let Some(f) = &self.filter
                         && !f.filter(p.data)
                     {
@@ -537,19 +520,8 @@ impl FileSource {
             len: header.len,
             data: &self.buf,
         };
-        if self.erf {
-            erf::apply(&mut rec, self.erf_time);
-        }
+        self.erf.apply(&mut rec);
         Ok(Some(rec))
-    }
-}
-
-/// A frame's capture time: `ts_ns`, its record's, or its ERF header's when `erf_time`
-/// ([`erf::times`]).
-fn frame_ts(erf_time: bool, ts_ns: u64, data: &[u8]) -> u64 {
-    match erf::times(data) {
-        Some(t) if erf_time => t.ts_ns,
-        _ => ts_ns,
     }
 }
 

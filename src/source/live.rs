@@ -487,10 +487,8 @@ impl LiveSource {
                     len: p.header.len,
                     data: p.data,
                 };
-                if self.linktype == LinkType::ERF {
-                    // A DAG card's records: their time and lengths are the ERF header's.
-                    super::erf::apply(&mut rec, true);
-                }
+                // A DAG card's records: their time and lengths are the ERF header's.
+                super::erf::Rule::new(self.linktype, false).apply(&mut rec);
                 rec.base_ts_ns = *self.base_ts_ns.get_or_insert(rec.ts_ns);
                 Ok(Next::Record(rec))
             }

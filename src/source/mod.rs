@@ -23,7 +23,7 @@ pub struct Record<'a> {
     /// times, as in Wireshark.
     pub base_ts_ns: u64,
     /// Bytes captured (`caplen` in libpcap's `pcap_pkthdr`; of link type ERF, the frame's bytes
-    /// after the ERF header, [`erf::ErfTimes::caplen`]).
+    /// after the ERF header, [`erf::Framed::caplen`]).
     pub caplen: u32,
     /// Bytes on the wire (`len` in `pcap_pkthdr`; of link type ERF, the header's `wlen`).
     pub len: u32,

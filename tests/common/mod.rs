@@ -9,6 +9,14 @@ use std::path::{Path, PathBuf};
 use roce_inspect::analyze::{AnalyzeConfig, Analyzer, Report};
 use roce_inspect::decode::{DecodeConfig, LinkType, decode_frame};
 
+/// The bytes written in hexadecimal in `s` (two digits a byte, nothing else).
+pub fn hex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
 /// The folder of third-party captures: `ROCE_INSPECT_CAPTURES`, or `../shared/captures` beside
 /// the repository (whether or not it exists).
 pub fn captures_root() -> PathBuf {
