@@ -78,7 +78,7 @@ test: deps
 ## fuzz: seed the corpora from samples/, tests/hostile, snap-length cuts of the sample scenarios
 ## and, when present, the third-party captures (ROCE_INSPECT_CAPTURES), then run each cargo-fuzz target (libFuzzer,
 ## nightly, debug assertions on) for FUZZ_SECONDS seconds, one target at a time. Fails on a crash
-## (the input lands in fuzz/artifacts/TARGET/). Executions per target: the `stat::` lines.
+## (the input lands in fuzz/artifacts/TARGET/; the panic and, up to 8 KiB, the input in base64 are printed). Executions per target: the `stat::` lines.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := decode_frame analyze capture_file
 fuzz:
@@ -88,7 +88,10 @@ fuzz:
 	@set -o pipefail; mkdir -p fuzz/logs; for t in $(FUZZ_TARGETS); do \
 	  echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
 	  (cd fuzz && $(CARGO) +nightly fuzz run -a $$t -- -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1) \
-	    > fuzz/logs/$$t.log 2>&1 || { grep -m1 -A25 '^error' fuzz/logs/$$t.log; tail -40 fuzz/logs/$$t.log; df -h . | tail -1; \
+	    > fuzz/logs/$$t.log 2>&1 || { grep -m1 -A25 '^error' fuzz/logs/$$t.log; tail -40 fuzz/logs/$$t.log | cut -c1-300; \
+	    df -h . | tail -1; grep -m1 -A2 -E 'panicked at|ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)' fuzz/logs/$$t.log; \
+	    for a in fuzz/artifacts/$$t/*; do [ -f "$$a" ] && [ $$(stat -c %s "$$a") -le 8192 ] && \
+	      { echo "$$a, base64:"; base64 -w 100 "$$a"; }; done; \
 	    echo "fuzz: $$t FAILED (see fuzz/artifacts/$$t/)"; exit 1; }; \
 	  grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' fuzz/logs/$$t.log; \
 	done

@@ -1,5 +1,6 @@
 //! Build the fuzz seed corpora from the project's own inputs — the samples, the hostile files
-//! under `tests/hostile`, and every sample scenario cut to snap lengths 64, 96 and 128 — and,
+//! under `tests/hostile`, every sample scenario cut to snap lengths 64, 96 and 128 and wrapped
+//! in ERF records — and,
 //! when present, the third-party captures (`ROCE_INSPECT_CAPTURES`, default
 //! `../shared/captures`): `cargo run --example fuzz_seeds [CAPTURES_DIR [CORPUS_DIR]]`.
 //!
@@ -45,16 +46,35 @@ fn captures(dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
     Ok(())
 }
 
-/// Every sample scenario cut to snap lengths 64, 96 and 128, written under `dir`.
+/// Every sample scenario cut to snap lengths 64, 96 and 128, and as ERF records (link type
+/// 197) in pcap and pcapng, whole and cut to 96 bytes of frame, written under `dir`.
 fn snap_cuts(dir: &Path) -> io::Result<Vec<PathBuf>> {
-    use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, pcap_bytes};
+    use roce_inspect::synth::capfile::{LINKTYPE_ERF, LINKTYPE_ETHERNET, pcap_bytes, pcapng_bytes};
     let mut out = Vec::new();
+    let mut write = |name: String, bytes: Vec<u8>| {
+        let p = dir.join(name);
+        fs::write(&p, bytes)?;
+        out.push(p);
+        io::Result::Ok(())
+    };
     for s in roce_inspect::synth::scenario::samples() {
         for snap in [64usize, 96, 128] {
             let recs: Vec<_> = s.records.iter().map(|r| r.cut(snap)).collect();
-            let p = dir.join(format!("{}.snap{snap}.pcap", s.file));
-            fs::write(&p, pcap_bytes(LINKTYPE_ETHERNET, snap as u32, &recs))?;
-            out.push(p);
+            let bytes = pcap_bytes(LINKTYPE_ETHERNET, snap as u32, &recs);
+            write(format!("{}.snap{snap}.pcap", s.file), bytes)?;
+        }
+        for (snap, tag) in [(96, ".snap96"), (usize::MAX, "")] {
+            let recs: Vec<_> = s
+                .records
+                .iter()
+                .map(|r| r.cut(snap).erf_ethernet())
+                .collect();
+            let (pcap, ng) = (
+                pcap_bytes(LINKTYPE_ERF, 65535, &recs),
+                pcapng_bytes(LINKTYPE_ERF, 65535, &recs),
+            );
+            write(format!("{}.erf{tag}.pcap", s.file), pcap)?;
+            write(format!("{}.erf{tag}.pcapng", s.file), ng)?;
         }
     }
     Ok(out)

@@ -2,7 +2,7 @@
 //! (committed: inputs that once crashed or were miscounted) and of the local, git-ignored
 //! corpora `fuzz/corpus/<target>/` when present, through the same harness functions the
 //! libFuzzer targets call (`tests/common/harness.rs`), plus every capture under `tests/hostile/`
-//! and `samples/` through the capture-file harness. The corpora are large, so by default each
+//! and `samples/`, and the samples wrapped in ERF records, through the capture-file harness. The corpora are large, so by default each
 //! is replayed for at most 5 s and 3000 files (regressions always in full); set
 //! `ROCE_REPLAY_MAX=0` to replay every corpus file.
 
@@ -42,10 +42,12 @@ fn replay(target: &str, run: impl Fn(&[u8])) -> usize {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut n = 0;
     for base in ["fuzz/regressions", "fuzz/corpus"] {
-        for p in files(&root.join(base).join(target))
-            .into_iter()
-            .take(limit())
-        {
+        let cap = if base == "fuzz/regressions" {
+            usize::MAX
+        } else {
+            limit()
+        };
+        for p in files(&root.join(base).join(target)).into_iter().take(cap) {
             // A fuzzer running meanwhile replaces corpus files; skip those that vanished.
             let data = match std::fs::read(&p) {
                 Ok(d) => d,
@@ -90,6 +92,25 @@ fn replay_capture_file() {
             if p.extension().is_some_and(|x| x == "pcap" || x == "pcapng") {
                 harness::capture_file_target(&std::fs::read(&p).unwrap());
             }
+        }
+    }
+}
+
+/// The sample scenarios as ERF records (link type 197), whole and cut to 96 bytes, in pcap and
+/// pcapng files, through the capture-file harness: an ERF record's bytes are its header and
+/// then the frame, so its `caplen` counts fewer bytes than the record holds.
+#[test]
+fn replay_samples_as_erf() {
+    use roce_inspect::synth::capfile::{LINKTYPE_ERF, pcap_bytes, pcapng_bytes};
+    for s in roce_inspect::synth::scenario::samples() {
+        for snap in [96, usize::MAX] {
+            let recs: Vec<_> = s
+                .records
+                .iter()
+                .map(|r| r.cut(snap).erf_ethernet())
+                .collect();
+            harness::capture_file_target(&pcap_bytes(LINKTYPE_ERF, 65535, &recs));
+            harness::capture_file_target(&pcapng_bytes(LINKTYPE_ERF, 65535, &recs));
         }
     }
 }

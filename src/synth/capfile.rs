@@ -17,6 +17,9 @@ use pcap_file::{DataLink, Endianness, TsResolution};
 /// libpcap link type 1 (Ethernet).
 pub const LINKTYPE_ETHERNET: u32 = 1;
 
+/// libpcap link type 197 (ERF, Endace's Extensible Record Format).
+pub const LINKTYPE_ERF: u32 = 197;
+
 /// One captured frame.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record {
@@ -37,6 +40,28 @@ impl Record {
             data,
             orig_len,
         }
+    }
+
+    /// The same Ethernet frame as an ERF record (link type [`LINKTYPE_ERF`]) as a DAG card or
+    /// ibdump writes it: the 16-byte ERF header — the time as 32.32 fixed-point seconds, little
+    /// endian, its fraction rounded to the nearest 2⁻³² s; type 2 (Ethernet); flags 0x04
+    /// (varying length); `rlen` the record's bytes; `wlen` the frame's wire length in bytes, at
+    /// most 65535 — then 2 bytes of pad and the captured bytes, with no FCS. The pcap record
+    /// keeps this record's time and holds the ERF record whole. Source: the ERF Types Reference
+    /// (Endace), as read by Wireshark's `erf` dissector.
+    pub fn erf_ethernet(&self) -> Record {
+        let secs = self.ts_ns / 1_000_000_000;
+        let ns = u128::from(self.ts_ns % 1_000_000_000);
+        // Never rounds up to a whole second: (10⁹ − 1) ns is 2³² − 4.29 units.
+        let frac = ((ns << 32) + 500_000_000) / 1_000_000_000;
+        let mut r = ((secs << 32) | frac as u64).to_le_bytes().to_vec();
+        r.extend([2, 0x04]);
+        r.extend(((16 + 2 + self.data.len()).min(0xffff) as u16).to_be_bytes());
+        r.extend([0, 0]);
+        r.extend((self.orig_len.min(0xffff) as u16).to_be_bytes());
+        r.extend([0, 0]);
+        r.extend_from_slice(&self.data);
+        Record::new(self.ts_ns, r)
     }
 
     /// The same frame cut to `snaplen` bytes (the wire length is kept).
@@ -151,4 +176,36 @@ pub fn pcapng_bytes(linktype: u32, snaplen: u32, records: &[Record]) -> Vec<u8> 
     let mut v = Vec::new();
     write_pcapng(&mut v, linktype, snaplen, records).expect("writing to memory cannot fail");
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn erf_ethernet_record_bytes() {
+        // 7.25 s is 7 s and 2³⁰ units of 2⁻³² s.
+        let r = Record {
+            ts_ns: 7_250_000_000,
+            data: vec![0xaa, 0xbb, 0xcc],
+            orig_len: 60,
+        };
+        let e = r.erf_ethernet();
+        assert_eq!((e.ts_ns, e.orig_len), (7_250_000_000, 21));
+        assert_eq!(
+            e.data,
+            [
+                0, 0, 0, 0x40, 7, 0, 0, 0, // 32.32 time, little endian
+                2, 0x04, 0, 21, 0, 0, 0, 60, // type, flags, rlen, lctr, wlen
+                0, 0, 0xaa, 0xbb, 0xcc, // pad, frame
+            ]
+        );
+        // 1 ns is 4.29 units: rounds to 4; the last ns of a second stays in it.
+        let frac = |ns| {
+            let d = Record::new(ns, vec![]).erf_ethernet().data;
+            u64::from_le_bytes(d[..8].try_into().unwrap())
+        };
+        assert_eq!(frac(1), 4);
+        assert_eq!(frac(999_999_999), 0xffff_fffc);
+    }
 }

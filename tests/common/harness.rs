@@ -8,6 +8,7 @@ use std::io::Write;
 
 use arbitrary::Arbitrary;
 use roce_inspect::analyze::{AnalyzeConfig, Analyzer};
+use roce_inspect::decode::erf::ErfHeader;
 use roce_inspect::decode::{DecodeConfig, LinkType, decode_frame};
 use roce_inspect::output::json::JsonPrinter;
 use roce_inspect::output::summary::{write_gaps, write_messages, write_summary};
@@ -257,6 +258,7 @@ pub fn analyze_target(input: &Input) {
 type ReadLog = (Vec<(u64, u64, u32, u32, Vec<u8>)>, Option<String>);
 
 fn read_all(src: &mut FileSource, bound: u64) -> ReadLog {
+    let erf = src.linktype() == LinkType::ERF;
     let mut recs = Vec::new();
     let mut last = 0u64;
     loop {
@@ -268,7 +270,14 @@ fn read_all(src: &mut FileSource, bound: u64) -> ReadLog {
                 );
                 assert!(rec.number > last);
                 last = rec.number;
-                assert!(rec.data.len() as u64 <= u64::from(rec.caplen));
+                // An ERF record's bytes are its ERF header and then `caplen` bytes of the frame.
+                match ErfHeader::parse(rec.data) {
+                    Ok(h) if erf => {
+                        assert_eq!(rec.data.len(), h.frame_at + rec.caplen as usize);
+                        assert!(rec.caplen <= rec.len);
+                    }
+                    _ => assert!(rec.data.len() as u64 <= u64::from(rec.caplen)),
+                }
                 recs.push((
                     rec.number,
                     rec.ts_ns,
