@@ -525,6 +525,45 @@ fn write_first_truncated_at_every_offset() {
     }
 }
 
+/// The WRITE FIRST ending inside its Ethernet, IPv4 or UDP header with nothing cut off (the
+/// wire length equals the captured bytes): the frame was that short on the wire, so it is
+/// malformed, not truncated — tshark marks such a frame `[Malformed Packet]`, and `[Packet size
+/// limited during capture]` only when the captured length is below the wire length.
+#[test]
+fn write_first_ending_inside_a_header_on_the_wire_is_malformed() {
+    let full = write_first();
+    let cfg = DecodeConfig::default();
+    // Ethernet 0..14, IPv4 14..34, UDP 34..42 (by hand, as above).
+    for end in 0..42 {
+        let b = &full[..end];
+        let f = decode_frame(LinkType::ETHERNET, b, end as u32, &cfg);
+        let part = match end {
+            0..14 => "Ethernet",
+            14..34 => "IPv4",
+            _ => "UDP",
+        };
+        match f.kind {
+            FrameKind::Other(OtherKind::Undecodable(u)) => {
+                assert_eq!(u, Undecodable::Short(part), "end {end}");
+                assert!(!u.is_truncation());
+            }
+            other => panic!("end {end}: {other:?}"),
+        }
+        let line = text_line(&f, end);
+        assert!(line.contains("[MALFORMED]"), "end {end}: {line}");
+        // One byte cut off by the snap length: truncated.
+        let f = decode_frame(LinkType::ETHERNET, b, end as u32 + 1, &cfg);
+        assert!(
+            matches!(
+                f.kind,
+                FrameKind::Other(OtherKind::Undecodable(Undecodable::Truncated(p))) if p == part
+            ),
+            "end {end}: {:?}",
+            f.kind
+        );
+    }
+}
+
 /// An IPv4 total length that leaves fewer than 8 bytes for the UDP header, in a frame captured
 /// whole: malformed (tshark: `[Malformed Packet]`), not cut by the snap length. The WRITE FIRST
 /// with total length 21 (0x0015, checksum recomputed by hand: 0x14a0) leaves 1 byte of UDP.
@@ -810,6 +849,19 @@ fn erf_type_21_infiniband() {
     assert_eq!(b.len(), 50);
     let f = decode_frame(LinkType::ERF, &b, b.len() as u32, &DecodeConfig::default());
     check_ib_send(&roce(&f), [0x50, 0xf4, 0xd9, 0x48]);
+    // wlen 0, as the reader passes it (the frame's bytes stop at wlen): nothing was cut, the
+    // frame had no LRH on the wire (tshark 4.0: "0 bytes on wire", `[Malformed Packet: IB]`).
+    let mut z = b[..16].to_vec();
+    z[14..16].copy_from_slice(&[0, 0]);
+    let f = decode_frame(LinkType::ERF, &z, 0, &DecodeConfig::default());
+    assert!(
+        matches!(
+            f.kind,
+            FrameKind::Other(OtherKind::Undecodable(Undecodable::Short("LRH")))
+        ),
+        "{:?}",
+        f.kind
+    );
 }
 
 /// The same IP datagrams under the other link types of issue 2 point 2: raw IP (101, 228,

@@ -33,6 +33,24 @@ pub(super) struct Cx<'c> {
     pub(super) depth: usize,
 }
 
+impl Cx<'_> {
+    /// The frame ends inside `part`'s header; see [`ends_inside`].
+    fn ends_inside(&self, part: &'static str) -> Undecodable {
+        ends_inside(part, self.cut)
+    }
+}
+
+/// The frame ends inside `part`'s header: truncated when the capture cut `cut` > 0 bytes off
+/// (or an unknown number, inside a mirror), malformed ([`Undecodable::Short`]) when nothing
+/// was cut and the frame was that short on the wire.
+fn ends_inside(part: &'static str, cut: usize) -> Undecodable {
+    if cut == 0 {
+        Undecodable::Short(part)
+    } else {
+        Undecodable::Truncated(part)
+    }
+}
+
 /// The length field claims `declared` bytes where the frame had only `captured + cut` on the
 /// wire.
 fn exceeds_wire(declared: usize, captured: usize, cut: usize) -> Option<Malformed> {
@@ -75,7 +93,7 @@ pub fn decode<'a>(lt: LinkType, data: &'a [u8], orig_len: usize, cfg: &DecodeCon
         113 => {
             // Linux cooked v1: protocol (Ethertype) at offset 14 of a 16-byte header.
             if data.len() < 16 {
-                return undecodable(link, Undecodable::Truncated("Linux cooked"));
+                return undecodable(link, cx.ends_inside("Linux cooked"));
             }
             tagged(
                 u16::from_be_bytes([data[14], data[15]]),
@@ -87,7 +105,7 @@ pub fn decode<'a>(lt: LinkType, data: &'a [u8], orig_len: usize, cfg: &DecodeCon
         276 => {
             // Linux cooked v2: protocol at offset 0 of a 20-byte header.
             if data.len() < 20 {
-                return undecodable(link, Undecodable::Truncated("Linux cooked v2"));
+                return undecodable(link, cx.ends_inside("Linux cooked v2"));
             }
             tagged(
                 u16::from_be_bytes([data[0], data[1]]),
@@ -108,7 +126,7 @@ pub fn decode<'a>(lt: LinkType, data: &'a [u8], orig_len: usize, cfg: &DecodeCon
 pub(super) fn ethernet<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
     let mut link = LinkSummary::default();
     let Ok(eth) = Ethernet2Slice::from_slice_without_fcs(data) else {
-        return undecodable(link, Undecodable::Truncated("Ethernet"));
+        return undecodable(link, cx.ends_inside("Ethernet"));
     };
     link.mac = Some((eth.destination(), eth.source()));
     tagged(eth.ether_type().0, eth.payload_slice(), link, cx)
@@ -120,7 +138,7 @@ pub(super) fn ethernet<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
 fn tagged<'a>(mut et: u16, mut rest: &'a [u8], mut link: LinkSummary, cx: Cx<'_>) -> Frame<'a> {
     while matches!(et, ETH_VLAN | ETH_QINQ | ETH_QINQ_OLD) {
         let Ok(tag) = SingleVlanSlice::from_slice(rest) else {
-            return undecodable(link, Undecodable::Truncated("802.1Q"));
+            return undecodable(link, cx.ends_inside("802.1Q"));
         };
         let vid = tag.vlan_identifier().value();
         if link.vlan_tags == 0 {
@@ -151,7 +169,7 @@ fn ethertype<'a>(et: u16, rest: &'a [u8], mut link: LinkSummary, cx: Cx<'_>) -> 
 fn loopback<'a>(lt: LinkType, data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
     let link = LinkSummary::default();
     if data.len() < 4 {
-        return undecodable(link, Undecodable::Truncated("loopback"));
+        return undecodable(link, cx.ends_inside("loopback"));
     }
     let b = [data[0], data[1], data[2], data[3]];
     // LINKTYPE_NULL is in the writer's byte order, LINKTYPE_LOOP in network order.
@@ -178,13 +196,13 @@ pub(super) fn raw_ip<'a>(data: &'a [u8], link: LinkSummary, cx: Cx<'_>) -> Frame
         Some(4) => ipv4(data, link, cx),
         Some(6) => ipv6(data, link, cx),
         Some(_) => undecodable(link, Undecodable::Invalid("IP version")),
-        None => undecodable(link, Undecodable::Truncated("IP")),
+        None => undecodable(link, cx.ends_inside("IP")),
     }
 }
 
-fn ip_error(e: &err::ipv4::HeaderSliceError, what: &'static str) -> Undecodable {
+fn ip_error(e: &err::ipv4::HeaderSliceError, what: &'static str, cx: &Cx<'_>) -> Undecodable {
     match e {
-        err::ipv4::HeaderSliceError::Len(_) => Undecodable::Truncated(what),
+        err::ipv4::HeaderSliceError::Len(_) => cx.ends_inside(what),
         err::ipv4::HeaderSliceError::Content(_) => Undecodable::Invalid(what),
     }
 }
@@ -203,7 +221,7 @@ struct IpInfo<'a> {
 fn ipv4<'a>(data: &'a [u8], link: LinkSummary, cx: Cx<'_>) -> Frame<'a> {
     let (ip, _auth_err) = match LaxIpv4Slice::from_slice(data) {
         Ok(v) => v,
-        Err(e) => return undecodable(link, ip_error(&e, "IPv4")),
+        Err(e) => return undecodable(link, ip_error(&e, "IPv4", &cx)),
     };
     let h: Ipv4HeaderSlice<'_> = ip.header();
     let info = IpInfo {
@@ -232,7 +250,7 @@ fn ipv6<'a>(data: &'a [u8], link: LinkSummary, cx: Cx<'_>) -> Frame<'a> {
     let ip = match LaxIpv6Slice::from_slice(data) {
         Ok((ip, _)) => ip,
         Err(err::ipv6::HeaderSliceError::Len(_)) => {
-            return undecodable(link, Undecodable::Truncated("IPv6"));
+            return undecodable(link, cx.ends_inside("IPv6"));
         }
         Err(err::ipv6::HeaderSliceError::Content(_)) => {
             return undecodable(link, Undecodable::Invalid("IPv6"));
@@ -300,7 +318,7 @@ fn transport_proto<'a>(
                 let why = if declared < 8 {
                     Undecodable::Invalid("UDP")
                 } else {
-                    Undecodable::Truncated("UDP")
+                    cx.ends_inside("UDP")
                 };
                 return other(link, net(), OtherKind::Undecodable(why));
             };
@@ -474,7 +492,7 @@ pub(super) fn empty_packet<'a>(version: RoceVersion, src: Address, dst: Address)
 /// RoCEv1: GRH then BTH. GRH PayLen counts the bytes after the GRH up to and including the ICRC.
 fn rocev1(data: &[u8], link: LinkSummary, cut: usize) -> Frame<'_> {
     if data.len() < Grh::LEN {
-        return undecodable(link, Undecodable::Truncated("GRH"));
+        return undecodable(link, ends_inside("GRH", cut));
     }
     let grh = Grh::parse(data);
     let mut pkt = empty_packet(
@@ -507,7 +525,7 @@ fn rocev1(data: &[u8], link: LinkSummary, cut: usize) -> Frame<'_> {
 /// 2-byte VCRC follows.
 fn infiniband(data: &[u8], cut: usize, link: LinkSummary) -> Frame<'_> {
     if data.len() < Lrh::LEN {
-        return undecodable(link, Undecodable::Truncated("LRH"));
+        return undecodable(link, ends_inside("LRH", cut));
     }
     let lrh = Lrh::parse(data);
     let mut pkt = empty_packet(
@@ -575,7 +593,7 @@ fn erf<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
     let link = LinkSummary::default();
     let h = match ErfHeader::parse(data) {
         Ok(h) => h,
-        Err(part) => return undecodable(link, Undecodable::Truncated(part)),
+        Err(part) => return undecodable(link, cx.ends_inside(part)),
     };
     let frame = &data[h.frame_at..];
     let cut = usize::from(h.wlen).saturating_sub(frame.len());

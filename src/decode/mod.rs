@@ -464,9 +464,15 @@ pub enum OtherKind {
 /// Why a frame's link or network layer could not be parsed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Undecodable {
-    /// Captured bytes end inside a link-layer or IP header.
+    /// Captured bytes end inside a link-layer or IP header: the snap length (or a mirror) cut
+    /// the frame there.
     #[error("captured bytes end inside the {0} header")]
     Truncated(&'static str),
+    /// The frame ends inside a link-layer or IP header with none of its bytes cut off: it was
+    /// that short on the wire (Wireshark: "Malformed Packet", not "Packet size limited during
+    /// capture").
+    #[error("the frame ends inside the {0} header on the wire")]
+    Short(&'static str),
     /// A header field has an impossible value.
     #[error("invalid {0} header")]
     Invalid(&'static str),
