@@ -197,14 +197,20 @@ fn many_vlan_tags_and_unsupported_link_type() {
             [0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32]
         ))
     );
-    // S-tag 200 (PCP 5) + C-tag 100 (PCP 3): the inner PCP is the C-tag's.
-    let mut q = hex("e41d2dab2bc2 7cfe90643b32 88a8 a0c8 8100 6064 0800");
+    // S-tag 200 (PCP 5, DEI 1: 0xb0c8) + C-tag 100 (PCP 3): the inner PCP is the C-tag's.
+    // tshark 4.0: "IEEE 802.1ad, ID: 200", Priority 5, DEI 1; "802.1Q Virtual LAN, PRI: 3,
+    // DEI: 0, ID: 100".
+    let mut q = hex("e41d2dab2bc2 7cfe90643b32 88a8 b0c8 8100 6064 0800");
     q.extend(hex(CNP_IP));
     let fq = decode(LinkType::ETHERNET, &q);
     assert_eq!((fq.link.vlan_id, fq.link.vlan_pcp), (Some(200), Some(5)));
     assert_eq!(
         (fq.link.inner_vlan_id, fq.link.inner_vlan_pcp),
         (Some(100), Some(3))
+    );
+    assert_eq!(
+        (fq.link.vlan_tpid_dei, fq.link.inner_vlan_tpid_dei),
+        (Some((0x88a8, true)), Some((0x8100, false)))
     );
     check_cnp(fr);
     // Tags up to the frame end: undecodable, not a panic.

@@ -641,12 +641,12 @@ fn verbose_shows_the_tunnel() {
         std::net::Ipv6Addr::from(OUTER_V6.1)
     );
     for want in [
-        "Carrier VLAN: 1 tag(s), outer ID 300",
+        "Carrier 802.1Q Virtual LAN: ID 300, PCP 1, DEI 0 (TPID 0x8100)",
         outer.as_str(),
         "GRE: protocol 0x22eb, sequence 1",
         "ERSPAN Type III: session 77 VLAN 0 COS 3 BSO 0 T 0 SGT 3000 HW 9 ingress",
         "timestamp 42 granularity 1 (100 ns) frame type 0",
-        "    VLAN: 1 tag(s), outer ID 5",
+        "    802.1Q Virtual LAN: ID 5, PCP",
         "[mirrored erspan3 session 77]",
     ] {
         assert!(text.contains(want), "missing {want:?} in\n{text}");

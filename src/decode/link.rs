@@ -141,12 +141,15 @@ fn tagged<'a>(mut et: u16, mut rest: &'a [u8], mut link: LinkSummary, cx: Cx<'_>
             return undecodable(link, cx.ends_inside("802.1Q"));
         };
         let vid = tag.vlan_identifier().value();
+        let tpid_dei = Some((et, tag.drop_eligible_indicator()));
         if link.vlan_tags == 0 {
             link.vlan_id = Some(vid);
             link.vlan_pcp = Some(tag.priority_code_point().value());
+            link.vlan_tpid_dei = tpid_dei;
         } else {
             link.inner_vlan_id = Some(vid);
             link.inner_vlan_pcp = Some(tag.priority_code_point().value());
+            link.inner_vlan_tpid_dei = tpid_dei;
         }
         link.vlan_tags = link.vlan_tags.saturating_add(1);
         et = tag.ether_type().0;

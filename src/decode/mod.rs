@@ -530,6 +530,11 @@ pub struct LinkSummary {
     /// Innermost priority code point (3 bits), when tagged more than once: the PCP that PFC
     /// acts on behind a provider (802.1ad) tag.
     pub inner_vlan_pcp: Option<u8>,
+    /// The outermost tag's TPID (16 bits: 0x8100 802.1Q, 0x88a8 802.1ad, 0x9100 pre-standard
+    /// Q-in-Q) and drop eligible indicator (DEI, 1 bit), when tagged (IEEE 802.1Q §9.6).
+    pub vlan_tpid_dei: Option<(u16, bool)>,
+    /// The innermost tag's TPID and DEI, when tagged more than once.
+    pub inner_vlan_tpid_dei: Option<(u16, bool)>,
     /// Ethernet destination and source MAC addresses (48 bits each), for Ethernet link types.
     pub mac: Option<([u8; 6], [u8; 6])>,
     /// The Ethertype after the tags (16 bits), for Ethernet and Linux cooked link types.

@@ -60,20 +60,41 @@ fn link_tree<W: Write>(w: &mut W, what: &str, link: &LinkSummary) -> io::Result<
         }
         writeln!(w)?;
     }
-    if link.vlan_tags > 0 {
-        write!(w, "    {what}VLAN: {} tag(s)", link.vlan_tags)?;
-        if let (Some(id), Some(pcp)) = (link.vlan_id, link.vlan_pcp) {
-            write!(w, ", outer ID {id} PCP {pcp}")?;
-        }
-        if let Some(id) = link.inner_vlan_id {
-            write!(w, ", inner ID {id}")?;
-            if let Some(pcp) = link.inner_vlan_pcp {
-                write!(w, " PCP {pcp}")?;
-            }
-        }
-        writeln!(w)?;
+    let outer = (link.vlan_id, link.vlan_pcp, link.vlan_tpid_dei);
+    vlan_line(w, what, outer)?;
+    match link.vlan_tags {
+        0..=2 => {}
+        3 => writeln!(w, "    {what}… 1 more VLAN tag")?,
+        n => writeln!(w, "    {what}… {} more VLAN tags", n - 2)?,
     }
-    Ok(())
+    let inner = (
+        link.inner_vlan_id,
+        link.inner_vlan_pcp,
+        link.inner_vlan_tpid_dei,
+    );
+    vlan_line(w, what, inner)
+}
+
+/// One VLAN tag as Wireshark's tree names it: the standard its TPID stands for, VLAN ID
+/// (12 bits), PCP (3 bits), DEI (1 bit) and the TPID (IEEE 802.1Q §9.6).
+fn vlan_line<W: Write>(
+    w: &mut W,
+    what: &str,
+    tag: (Option<u16>, Option<u8>, Option<(u16, bool)>),
+) -> io::Result<()> {
+    let (Some(id), Some(pcp), Some((tpid, dei))) = tag else {
+        return Ok(());
+    };
+    let name = match tpid {
+        0x88a8 => "IEEE 802.1ad",
+        0x9100 => "Q-in-Q",
+        _ => "802.1Q Virtual LAN",
+    };
+    writeln!(
+        w,
+        "    {what}{name}: ID {id}, PCP {pcp}, DEI {} (TPID 0x{tpid:04x})",
+        u8::from(dei)
+    )
 }
 
 fn roce_tree<W: Write>(w: &mut W, pal: &Palette, p: &RocePacket<'_>) -> io::Result<()> {
@@ -262,4 +283,59 @@ fn ext_tree<W: Write>(w: &mut W, p: &RocePacket<'_>) -> io::Result<()> {
         writeln!(w, "    CNP: 16 reserved bytes")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::test_util::hex;
+    use crate::decode::{DecodeConfig, LinkType, decode_frame};
+
+    /// The tree of the spec/roce.md §4 CNP behind an S-tag (TPID 0x88a8, PCP 5, DEI 1, VLAN 200:
+    /// 0xb0c8), a pre-standard 0x9100 tag (VLAN 5) and a C-tag (PCP 3, VLAN 100: 0x6064). tshark
+    /// 4.0 shows the first and last as "IEEE 802.1ad, ID: 200" (Priority 5, DEI 1) and
+    /// "802.1Q Virtual LAN, PRI: 3, DEI: 0, ID: 100".
+    fn tree(tags: &str) -> String {
+        let b = hex(&format!(
+            "e41d2dab2bc2 7cfe90643b32 {tags} 0800 \
+             45c2003c718c400040119161 0a001101 0a001201 000012b700280000 \
+             8100ffff40000118 00000000 00000000000000000000000000000000 82fd002a"
+        ));
+        let f = decode_frame(
+            LinkType::ETHERNET,
+            &b,
+            b.len() as u32,
+            &DecodeConfig::default(),
+        );
+        let ctx = FrameCtx {
+            number: 1,
+            ts_ns: 0,
+            rel_ns: 0,
+            caplen: b.len() as u32,
+            len: b.len() as u32,
+        };
+        let mut out = Vec::new();
+        write_tree(&mut out, &Palette::new(false), &ctx, &f).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn every_vlan_tag_shows_its_tpid_pcp_and_dei() {
+        let t = tree("88a8 b0c8 9100 0005 8100 6064");
+        let lines: Vec<&str> = t.lines().skip(2).take(3).collect();
+        assert_eq!(
+            lines,
+            [
+                "    IEEE 802.1ad: ID 200, PCP 5, DEI 1 (TPID 0x88a8)",
+                "    … 1 more VLAN tag",
+                "    802.1Q Virtual LAN: ID 100, PCP 3, DEI 0 (TPID 0x8100)",
+            ],
+            "{t}"
+        );
+        let t = tree("9100 2005");
+        assert!(
+            t.contains("\n    Q-in-Q: ID 5, PCP 1, DEI 0 (TPID 0x9100)\n    Internet"),
+            "{t}"
+        );
+    }
 }
