@@ -18,7 +18,7 @@ fn main() {
             eprintln!("{path}: {e}");
             std::process::exit(1)
         });
-    let lt = LinkType(cap.get_datalink().0 as u32);
+    let lt = LinkType::from_dlt(cap.get_datalink().0);
     let dcfg = DecodeConfig::default();
     let mut a = Analyzer::new(AnalyzeConfig::default());
     let mut n = 0u64;

@@ -116,7 +116,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let Ok(mut cap) = pcap::Capture::from_file(path) else {
             continue;
         };
-        let lt = cap.get_datalink().0 as u32;
+        let lt = roce_inspect::decode::LinkType::from_dlt(cap.get_datalink().0).0;
         let Some(sel) = LINKTYPES.iter().position(|&l| l == lt) else {
             continue;
         };

@@ -1294,3 +1294,53 @@ fn erf_time_follows_the_container_from_stdin_too() {
         }
     }
 }
+
+/// Raw IP files (LINKTYPE_RAW 101, which libpcap hands over as DLT_RAW 12) are read by name,
+/// from standard input, with a filter and through libpcap's reader, in pcap and pcapng: the
+/// first WRITE of the write_bw sample without its 14-byte Ethernet header (tshark: "RRoCE").
+#[test]
+fn raw_ip_link_type_101_reads_every_way() {
+    use roce_inspect::synth::capfile::{Record, pcap_bytes, pcapng_bytes};
+    let first = &roce_inspect::synth::scenario::write_bw::scenario()
+        .sample
+        .records[0];
+    let rec = [Record::new(first.ts_ns, first.data[14..].to_vec())];
+    let dir = tmp();
+    for (name, bytes) in [
+        ("raw.pcap", pcap_bytes(101, 65535, &rec)),
+        ("raw.pcapng", pcapng_bytes(101, 65535, &rec)),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let p = path.to_str().unwrap();
+        let piped = bin()
+            .args(["read", "--json", "-"])
+            .write_stdin(bytes)
+            .output()
+            .unwrap();
+        let piped = (
+            piped.status.code(),
+            String::from_utf8(piped.stdout).unwrap(),
+        );
+        let named = run(&["read", "--json", p]);
+        let filtered = run(&["read", "--json", "-f", "udp dst port 4791", p]);
+        let lib = bin()
+            .args(["read", "--json", p])
+            .env("ROCE_INSPECT_READER", "libpcap")
+            .output()
+            .unwrap();
+        let lib = (lib.status.code(), String::from_utf8(lib.stdout).unwrap());
+        for (how, (code, out)) in [
+            ("named", (named.0, named.1)),
+            ("piped", piped),
+            ("filtered", (filtered.0, filtered.1)),
+            ("libpcap", lib),
+        ] {
+            assert_eq!(code, Some(0), "{name} {how}: {out}");
+            let v = &json_lines(&out)[0];
+            assert_eq!(v["roce"], "v2", "{name} {how}: {out}");
+            assert_eq!(v["caplen"].as_u64(), Some(first.data.len() as u64 - 14));
+            assert_eq!(v["icrc"]["status"], "good", "{name} {how}: {out}");
+        }
+    }
+}

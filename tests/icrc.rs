@@ -365,7 +365,7 @@ fn flipping_variant_fields_keeps_the_icrc_good() {
 /// (bytes, original length) and the link type of every frame of any capture libpcap reads.
 fn frames_any(path: &Path) -> (LinkType, Vec<(Vec<u8>, u32)>) {
     let mut cap = pcap::Capture::from_file(path).unwrap();
-    let lt = LinkType(cap.get_datalink().0 as u32);
+    let lt = LinkType::from_dlt(cap.get_datalink().0);
     let mut out = Vec::new();
     loop {
         match cap.next_packet() {

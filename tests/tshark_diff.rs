@@ -193,6 +193,41 @@ fn erf_captures(dir: &Path) -> [PathBuf; 2] {
     [pcap, pcapng]
 }
 
+/// Raw IP captures (the IPv4 packets of frame-builder frames, Ethernet header dropped): link
+/// type 101 (LINKTYPE_RAW, which libpcap hands over as DLT_RAW 12) in a pcap and a pcapng file,
+/// and 228 (LINKTYPE_IPV4) in a pcap file, into `dir`.
+fn raw_ip_captures(dir: &Path) -> [PathBuf; 3] {
+    use roce_inspect::synth::capfile::{Record, pcap_bytes, pcapng_bytes};
+    let frames = [
+        rc_frame(0x0a, 20, &|p| {
+            p.payload_len = 64;
+            p.ext.reth = (0x7f00_0000_4000, 0x99, 64);
+        }),
+        rc_frame(0x11, 20, &|p| p.ext.aeth = (0x1f, 1)),
+        rc_frame(0x11, 21, &|p| p.ext.aeth = (0x60, 1)),
+    ];
+    let recs: Vec<Record> = frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| Record::new(1_796_090_400_000_000_000 + i as u64 * 500, f[14..].to_vec()))
+        .collect();
+    let out = [
+        ("raw101.pcap", 101, false),
+        ("raw101.pcapng", 101, true),
+        ("ipv4.pcap", 228, false),
+    ];
+    out.map(|(name, lt, ng)| {
+        let p = dir.join(name);
+        let bytes = if ng {
+            pcapng_bytes(lt, 65535, &recs)
+        } else {
+            pcap_bytes(lt, 65535, &recs)
+        };
+        std::fs::write(&p, bytes).unwrap();
+        p
+    })
+}
+
 /// An Ethernet frame from the project's frame builder: RoCEv2 over IPv4 10.0.0.1 → 10.0.0.2,
 /// DestQP 0x0001a2, `opcode` and `psn`, then whatever `f` sets.
 fn rc_frame(opcode: u8, psn: u32, f: &dyn Fn(&mut roce_inspect::synth::frame::Packet)) -> Vec<u8> {
@@ -582,6 +617,7 @@ fn every_capture_matches_tshark() {
     let mut files = capture_files();
     files.push(header_kinds_capture(tmp.path()));
     files.extend(erf_captures(tmp.path()));
+    files.extend(raw_ip_captures(tmp.path()));
     // 4 samples, and 16 real + 7 derived + 1 synthetic at the time of writing; fail loudly if
     // the corpus vanished.
     let want = if common::captures_root().is_dir() {

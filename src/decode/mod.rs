@@ -122,8 +122,29 @@ impl LinkType {
     pub const INFINIBAND: LinkType = LinkType(247);
     /// Linux cooked capture v2, 20-byte header (LINKTYPE_LINUX_SLL2).
     pub const LINUX_SLL2: LinkType = LinkType(276);
-    /// Raw IP (LINKTYPE_RAW; DLT 12 or 14 on some systems map here).
+    /// Raw IP (LINKTYPE_RAW; libpcap's DLT_RAW, 12 on Linux, maps here: [`LinkType::from_dlt`]).
     pub const RAW: LinkType = LinkType(101);
+
+    /// The link type (LINKTYPE_ value, as written in capture files) of a libpcap DLT_ value,
+    /// which `pcap_datalink()` returns for files and interfaces alike. They are equal except
+    /// DLT_RAW: libpcap reads LINKTYPE_RAW (101) as DLT_RAW, 12 on Linux (14 on OpenBSD, whose
+    /// DLT 12 is DLT_LOOP; this tool targets Linux). Source: libpcap's `pcap-common.c`
+    /// (`linktype_to_dlt`) and `pcap/dlt.h`.
+    pub fn from_dlt(dlt: i32) -> LinkType {
+        match dlt {
+            12 => LinkType::RAW,
+            d => LinkType(d as u32),
+        }
+    }
+
+    /// The libpcap DLT_ value of this link type, for `pcap_open_dead()` (filters, savefiles):
+    /// the inverse of [`LinkType::from_dlt`].
+    pub fn to_dlt(self) -> i32 {
+        match self {
+            LinkType::RAW => 12,
+            LinkType(l) => l as i32,
+        }
+    }
 
     /// Whether the decoder handles this link type.
     pub fn is_supported(self) -> bool {

@@ -148,7 +148,7 @@ impl FileSource {
                 // it too, so that a file it refuses is refused with its words, and the mapping
                 // is used only where both agree on the link type.
                 let cap = open_libpcap(path)?;
-                if cap.get_datalink().0 as u32 == m.linktype().0 {
+                if LinkType::from_dlt(cap.get_datalink().0) == m.linktype() {
                     let pcapng = m.is_pcapng();
                     return Self::with_backend(
                         m.linktype(),
@@ -161,7 +161,7 @@ impl FileSource {
         }
         let cap = open_libpcap(path)?;
         let lt = cap.get_datalink();
-        let linktype = LinkType(lt.0 as u32);
+        let linktype = LinkType::from_dlt(lt.0);
         if !linktype.is_supported() {
             let name = lt.get_name().unwrap_or_else(|_| "unknown".into());
             return Err(FileError::LinkType(linktype.0, name));
@@ -248,7 +248,7 @@ impl FileSource {
         let prog = match &mut self.backend {
             Backend::Libpcap(cap) => cap.compile(expr, true),
             Backend::Mapped(_) => {
-                Capture::dead_with_precision(Linktype(self.linktype.0 as i32), Precision::Nano)
+                Capture::dead_with_precision(Linktype(self.linktype.to_dlt()), Precision::Nano)
                     .and_then(|dead| dead.compile(expr, true))
             }
         }

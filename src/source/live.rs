@@ -297,7 +297,7 @@ impl LiveSource {
             None
         };
         let dl = cap.get_datalink();
-        let linktype = LinkType(dl.0 as u32);
+        let linktype = LinkType::from_dlt(dl.0);
         if !linktype.is_supported() {
             return Err(LiveError::LinkType {
                 iface: iface.to_string(),

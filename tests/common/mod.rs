@@ -81,7 +81,7 @@ macro_rules! need_shared {
 pub fn analyze_file(path: &str, cfg: AnalyzeConfig) -> Report {
     let mut cap = pcap::Capture::from_file_with_precision(path, pcap::Precision::Nano)
         .unwrap_or_else(|e| panic!("{path}: {e}"));
-    let lt = LinkType(cap.get_datalink().0 as u32);
+    let lt = LinkType::from_dlt(cap.get_datalink().0);
     let dcfg = DecodeConfig::default();
     let mut a = Analyzer::new(cfg);
     let mut n = 0u64;

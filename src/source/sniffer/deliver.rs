@@ -37,7 +37,7 @@ impl Delivery {
     /// # Errors
     /// libpcap's message.
     pub fn save_to(&mut self, path: &str, lt: LinkType) -> Result<(), String> {
-        let dead = Capture::dead_with_precision(Linktype(lt.0 as i32), Precision::Nano)
+        let dead = Capture::dead_with_precision(Linktype(lt.to_dlt()), Precision::Nano)
             .map_err(|e| e.to_string())?;
         let sf = dead.savefile(path).map_err(|e| e.to_string())?;
         self.savefile = Some((sf, dead));
