@@ -564,6 +564,45 @@ fn write_first_ending_inside_a_header_on_the_wire_is_malformed() {
     }
 }
 
+/// The WRITE FIRST ending at byte 60 with nothing cut (wire length 60): the IPv4 total length
+/// (76, so 56 bytes after the IP header) claims bytes that were never on the wire — malformed,
+/// not truncated — but its BTH (bytes 42..54) was, and is decoded as tshark decodes it
+/// ("RC RDMA Write First QP=0x000011" with `[Malformed Packet]`); the RETH (54..70) was not.
+#[test]
+fn length_beyond_the_wire_is_malformed_with_the_bth_it_holds() {
+    let full = write_first();
+    let f = decode_frame(
+        LinkType::ETHERNET,
+        &full[..60],
+        60,
+        &DecodeConfig::default(),
+    );
+    let p = roce(&f);
+    assert_eq!(
+        p.malformed,
+        Some(Malformed::LengthExceedsFrame {
+            declared: 56,
+            wire: 26
+        })
+    );
+    assert!(!p.truncated);
+    let h = p.bth.expect("the BTH was on the wire");
+    assert_eq!((h.opcode.0, h.dest_qp, h.psn), (0x06, 0x11, 1234));
+    assert!(p.ext.reth.is_none());
+    assert_eq!(
+        p.icrc.status,
+        IcrcStatus::Unchecked(UncheckedReason::Malformed)
+    );
+    // The same bytes cut by the snap length from the 90-byte frame: truncated, not malformed.
+    let f = decode_frame(
+        LinkType::ETHERNET,
+        &full[..60],
+        90,
+        &DecodeConfig::default(),
+    );
+    assert!(roce(&f).truncated && roce(&f).malformed.is_none());
+}
+
 /// An IPv4 total length that leaves fewer than 8 bytes for the UDP header, in a frame captured
 /// whole: malformed (tshark: `[Malformed Packet]`), not cut by the snap length. The WRITE FIRST
 /// with total length 21 (0x0015, checksum recomputed by hand: 0x14a0) leaves 1 byte of UDP.

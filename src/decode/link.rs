@@ -412,7 +412,7 @@ fn rocev2<'a>(
     if let Some(m) = exceeds_wire(ip_payload_len, udp.len(), cut) {
         // The IP total length (and a UDP length within it) claims bytes that were never on the
         // wire: not a snap-length cut.
-        pkt.malformed = Some(m);
+        beyond_wire(&udp[8..], udp_len as usize - 8, cut, m, &mut pkt);
         return roce_frame(link, pkt);
     }
     let spot = transport::parse(&udp[8..], udp_len as usize - 8, &mut pkt);
@@ -429,6 +429,26 @@ fn rocev2<'a>(
         _ => unchecked(&pkt, spot),
     };
     roce_frame(link, pkt)
+}
+
+/// A packet whose length field claims bytes the frame never had on the wire (`m`, from
+/// [`exceeds_wire`]): malformed, but the headers it holds are decoded all the same, as
+/// Wireshark decodes them, so that its QP, PSN and extended headers are shown. `transport`
+/// starts at the BTH; `declared` is what the length field gives from there. Its payload is the
+/// bytes present (`payload_len` too: the claimed length never was), its ICRC is unchecked,
+/// and it is truncated only if the capture cut it too (`cut` > 0).
+fn beyond_wire<'a>(
+    transport: &'a [u8],
+    declared: usize,
+    cut: usize,
+    m: Malformed,
+    pkt: &mut RocePacket<'a>,
+) {
+    transport::parse(transport, declared, pkt);
+    pkt.malformed = Some(m);
+    pkt.truncated = cut > 0;
+    pkt.payload_len = pkt.payload.len() as u32;
+    pkt.icrc = Icrc::unchecked(UncheckedReason::Malformed, None);
 }
 
 fn verdict(wire: Option<u32>, expected: u32) -> Icrc {
@@ -510,7 +530,7 @@ fn rocev1(data: &[u8], link: LinkSummary, cut: usize) -> Frame<'_> {
         return roce_frame(link, pkt);
     }
     if let Some(m) = exceeds_wire(grh.pay_len as usize, data.len() - Grh::LEN, cut) {
-        pkt.malformed = Some(m);
+        beyond_wire(&data[Grh::LEN..], grh.pay_len as usize, cut, m, &mut pkt);
         return roce_frame(link, pkt);
     }
     let spot = transport::parse(&data[Grh::LEN..], grh.pay_len as usize, &mut pkt);
@@ -569,7 +589,7 @@ fn infiniband(data: &[u8], cut: usize, link: LinkSummary) -> Frame<'_> {
         return roce_frame(link, pkt);
     }
     if let Some(m) = exceeds_wire(pkt_bytes, data.len(), cut) {
-        pkt.malformed = Some(m);
+        beyond_wire(&data[off..], pkt_bytes - off, cut, m, &mut pkt);
         return roce_frame(link, pkt);
     }
     let spot = transport::parse(&data[off..], pkt_bytes - off, &mut pkt);

@@ -10,6 +10,7 @@ use super::verbose;
 use super::{FrameCtx, Printer};
 use crate::decode::{
     AethKind, Ecn, Encap, EncapKind, Frame, FrameKind, IcrcStatus, OtherKind, RocePacket,
+    RoceVersion,
 };
 
 /// The per-packet text printer (`-V` switches to the header tree).
@@ -110,7 +111,12 @@ fn addresses(l: &mut Line, a: &Ansi, src: &crate::decode::Address, dst: &crate::
 fn roce_line(l: &mut Line, pal: &AnsiPalette, p: &RocePacket<'_>) {
     addresses(l, &pal.addr, &p.src, &p.dst);
     let Some(bth) = p.bth else {
-        l.s("RoCE").s(p.version.name()).s(" (no BTH)");
+        l.s(match p.version {
+            RoceVersion::V1 => "RoCEv1",
+            RoceVersion::V2 => "RoCEv2",
+            RoceVersion::Ib => "InfiniBand",
+        })
+        .s(" (no BTH)");
         return marks(l, pal, p);
     };
     painted(l, &pal.op, |l| {

@@ -38,8 +38,14 @@ pub fn write_tree<W: Write>(
         super::verbose_encap::write_layers(w, &frame.encap)?;
     }
     link_tree(w, "", &frame.link)?;
-    if let FrameKind::Roce(p) = &frame.kind {
-        roce_tree(w, pal, p)?;
+    match (&frame.kind, frame.net()) {
+        (FrameKind::Roce(p), _) => roce_tree(w, pal, p)?,
+        // Another frame's IP addresses, when its IP header was decoded (the frame may end
+        // inside the UDP header after it).
+        (FrameKind::Other(_), Some(n)) => {
+            writeln!(w, "    Internet Protocol: {} → {}", n.src, n.dst)?;
+        }
+        (FrameKind::Other(_), None) => {}
     }
     writeln!(w)
 }
