@@ -81,7 +81,7 @@ fn link_tree<W: Write>(w: &mut W, what: &str, link: &LinkSummary) -> io::Result<
     vlan_line(w, what, inner)
 }
 
-/// One VLAN tag as Wireshark's tree names it: the standard its TPID stands for, VLAN ID
+/// One VLAN tag as Wireshark's tree names it (by its TPID), VLAN ID
 /// (12 bits), PCP (3 bits), DEI (1 bit) and the TPID (IEEE 802.1Q §9.6).
 fn vlan_line<W: Write>(
     w: &mut W,
@@ -91,9 +91,9 @@ fn vlan_line<W: Write>(
     let (Some(id), Some(pcp), Some((tpid, dei))) = tag else {
         return Ok(());
     };
+    // tshark 4.0 names a 0x9100 tag as it names an 802.1Q one; the TPID tells them apart.
     let name = match tpid {
         0x88a8 => "IEEE 802.1ad",
-        0x9100 => "Q-in-Q",
         _ => "802.1Q Virtual LAN",
     };
     writeln!(
@@ -340,7 +340,7 @@ mod tests {
         );
         let t = tree("9100 2005");
         assert!(
-            t.contains("\n    Q-in-Q: ID 5, PCP 1, DEI 0 (TPID 0x9100)\n    Internet"),
+            t.contains("\n    802.1Q Virtual LAN: ID 5, PCP 1, DEI 0 (TPID 0x9100)\n    Internet"),
             "{t}"
         );
     }
