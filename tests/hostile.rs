@@ -139,10 +139,11 @@ fn udp_length_larger_than_the_frame_is_malformed_not_truncated() {
     // Both frames were captured whole: the length fields lie, nothing was cut.
     assert_eq!(frames(&r), [2, 2, 0, 2, 0, 0]);
     assert_eq!(icrc(&r), [0, 0, 2]);
-    // No message is built from bytes that were never on the wire. The second frame's BTH was
-    // on the wire (tshark shows its QP too): its flow has the packet, and as payload the 56
-    // bytes after the BTH that were there (114 − 14 Ethernet − 20 IPv4 − 8 UDP − 12 BTH), not
-    // the 1000 − 8 − 12 the UDP length claims.
+    // No message is built from bytes that were never on the wire. Both BTHs were on the wire
+    // (tshark shows their QP too): the flow has both packets, and as payload the bytes there:
+    // 52 in the first (its 76-byte IP payload − 8 UDP − 12 BTH − 4 ICRC: tshark's "Length:
+    // 52"), 56 after the BTH in the second (114 − 14 Ethernet − 20 IPv4 − 8 UDP − 12 BTH),
+    // not the 1000 − 8 − 12 the UDP length claims.
     let flows = r["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 1);
     assert_eq!(
@@ -151,7 +152,7 @@ fn udp_length_larger_than_the_frame_is_malformed_not_truncated() {
             &flows[0]["packets"],
             &flows[0]["payload_bytes"]
         ),
-        (&json!(0x11), &json!(1), &json!(56))
+        (&json!(0x11), &json!(2), &json!(52 + 56))
     );
     assert_eq!(flows[0]["messages"]["send"]["count"], 0);
     let why: Vec<&str> = r["frames"]["malformed_frames"]

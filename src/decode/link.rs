@@ -402,17 +402,20 @@ fn rocev2<'a>(
         truncated: false,
     };
     if (udp_len as usize) < 8 || udp_len as usize > ip_payload_len {
-        pkt.malformed = Some(Malformed::BadUdpLength {
+        // The UDP length lies; the IP payload length bounds the headers instead (tshark: "Bad
+        // length value", and the BTH decoded from the IP payload).
+        let m = Malformed::BadUdpLength {
             udp_len,
             ip_payload: ip_payload_len,
-        });
-        pkt.truncated = udp.len() < ip_payload_len;
+        };
+        let declared = ip_payload_len.saturating_sub(8);
+        length_lies(&udp[8..], declared, cut, m, &mut pkt);
         return roce_frame(link, pkt);
     }
     if let Some(m) = exceeds_wire(ip_payload_len, udp.len(), cut) {
         // The IP total length (and a UDP length within it) claims bytes that were never on the
         // wire: not a snap-length cut.
-        beyond_wire(&udp[8..], udp_len as usize - 8, cut, m, &mut pkt);
+        length_lies(&udp[8..], udp_len as usize - 8, cut, m, &mut pkt);
         return roce_frame(link, pkt);
     }
     let spot = transport::parse(&udp[8..], udp_len as usize - 8, &mut pkt);
@@ -431,13 +434,13 @@ fn rocev2<'a>(
     roce_frame(link, pkt)
 }
 
-/// A packet whose length field claims bytes the frame never had on the wire (`m`, from
-/// [`exceeds_wire`]): malformed, but the headers it holds are decoded all the same, as
-/// Wireshark decodes them, so that its QP, PSN and extended headers are shown. `transport`
-/// starts at the BTH; `declared` is what the length field gives from there. Its payload is the
-/// bytes present (`payload_len` too: the claimed length never was), its ICRC is unchecked,
-/// and it is truncated only if the capture cut it too (`cut` > 0).
-fn beyond_wire<'a>(
+/// A packet whose length field lies (`m`: it claims bytes the frame never had on the wire,
+/// [`exceeds_wire`], or a UDP length that does not fit the IP payload): malformed, but the
+/// headers it holds are decoded all the same, as Wireshark decodes them, so that its QP, PSN
+/// and extended headers are shown. `transport` starts at the BTH; `declared` is the length
+/// from there that bounds the headers. Its payload is the bytes present (`payload_len` too),
+/// its ICRC is unchecked, and it is truncated only if the capture cut bytes of it too.
+fn length_lies<'a>(
     transport: &'a [u8],
     declared: usize,
     cut: usize,
@@ -446,7 +449,7 @@ fn beyond_wire<'a>(
 ) {
     transport::parse(transport, declared, pkt);
     pkt.malformed = Some(m);
-    pkt.truncated = cut > 0;
+    pkt.truncated = cut > 0 && transport.len() < declared;
     pkt.payload_len = pkt.payload.len() as u32;
     pkt.icrc = Icrc::unchecked(UncheckedReason::Malformed, None);
 }
@@ -530,7 +533,7 @@ fn rocev1(data: &[u8], link: LinkSummary, cut: usize) -> Frame<'_> {
         return roce_frame(link, pkt);
     }
     if let Some(m) = exceeds_wire(grh.pay_len as usize, data.len() - Grh::LEN, cut) {
-        beyond_wire(&data[Grh::LEN..], grh.pay_len as usize, cut, m, &mut pkt);
+        length_lies(&data[Grh::LEN..], grh.pay_len as usize, cut, m, &mut pkt);
         return roce_frame(link, pkt);
     }
     let spot = transport::parse(&data[Grh::LEN..], grh.pay_len as usize, &mut pkt);
@@ -589,7 +592,7 @@ fn infiniband(data: &[u8], cut: usize, link: LinkSummary) -> Frame<'_> {
         return roce_frame(link, pkt);
     }
     if let Some(m) = exceeds_wire(pkt_bytes, data.len(), cut) {
-        beyond_wire(&data[off..], pkt_bytes - off, cut, m, &mut pkt);
+        length_lies(&data[off..], pkt_bytes - off, cut, m, &mut pkt);
         return roce_frame(link, pkt);
     }
     let spot = transport::parse(&data[off..], pkt_bytes - off, &mut pkt);
