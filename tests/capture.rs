@@ -184,12 +184,21 @@ impl Capture {
     ) -> Capture {
         let mut full = vec!["capture"];
         full.extend_from_slice(args);
+        Capture::spawn_with(ns.command(&full), stdout_file, close_stdout)
+    }
+
+    /// Start the capture command `cmd` (`ns.command(…)`) with stdout into a pipe and wait for
+    /// its readiness line.
+    fn spawn(cmd: Command) -> Capture {
+        Capture::spawn_with(cmd, None, false)
+    }
+
+    fn spawn_with(mut cmd: Command, stdout_file: Option<&Path>, close_stdout: bool) -> Capture {
         let out = match stdout_file {
             Some(p) => Stdio::from(fs::File::create(p).expect("create stdout file")),
             None => Stdio::piped(),
         };
-        let mut child = ns
-            .command(&full)
+        let mut child = cmd
             .stdout(out)
             .stderr(Stdio::piped())
             .spawn()
@@ -598,6 +607,8 @@ fn capture_parquet_export() {
     let ns = Netns::new();
     ns.lo_up();
     let dir = tempfile::tempdir().expect("tempdir");
+    // The export is written as the user the capture drops root to (nobody): it must reach DIR.
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).expect("chmod");
     let pcap = dir.path().join("cap1.pcap");
     let out = dir.path().join("ds");
     let sent = sample_packets();
@@ -655,6 +666,7 @@ fn capture_parquet_export_survives_a_closed_output() {
     let ns = Netns::new();
     ns.lo_up();
     let dir = tempfile::tempdir().expect("tempdir");
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).expect("chmod");
     let out = dir.path().join("ds");
     let args = [
         "lo",
@@ -998,6 +1010,163 @@ fn capture_errors_are_one_line() {
         Some(&ns),
         &["capture", "lo", "-w", dir.path().to_str().expect("path")],
         &["cannot write savefile", "Is a directory"],
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Giving up root once the device is open (tcpdump's -Z)
+
+/// `getent passwd USER`'s user and group IDs (the system's own lookup, not ours).
+fn getent_ids(user: &str) -> Option<(u32, u32)> {
+    let out = Command::new("getent")
+        .args(["passwd", user])
+        .output()
+        .ok()?;
+    let line = String::from_utf8(out.stdout).ok()?;
+    let f: Vec<&str> = line.trim().split(':').collect();
+    Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?))
+}
+
+/// What /proc/PID/status says a process runs as.
+struct ProcIds {
+    /// `Uid:` real, effective, saved, filesystem.
+    uids: Vec<u32>,
+    /// `Gid:` the same.
+    gids: Vec<u32>,
+    /// `Groups:` the supplementary groups.
+    groups: String,
+    /// `CapEff:` the effective capabilities (hex).
+    cap_eff: String,
+}
+
+/// The `Uid:`, `Gid:`, `Groups:` and `CapEff:` lines of /proc/PID/status.
+fn proc_ids(pid: u32) -> ProcIds {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/PID/status");
+    let field = |k: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(k))
+            .unwrap_or_else(|| panic!("{k} missing in {status}"))
+            .trim()
+            .to_string()
+    };
+    let ids = |k: &str| -> Vec<u32> {
+        field(k)
+            .split_whitespace()
+            .map(|x| x.parse().expect("id"))
+            .collect()
+    };
+    ProcIds {
+        uids: ids("Uid:"),
+        gids: ids("Gid:"),
+        groups: field("Groups:"),
+        cap_eff: field("CapEff:"),
+    }
+}
+
+/// Start a capture on a namespace's loopback with `extra` arguments and a `-w` file in a
+/// folder anyone can reach; once it is ready (device open), return the IDs it runs with
+/// (/proc), then let it capture the sample packets and return the savefile's owner and its
+/// frames as re-read.
+fn capture_ids(extra: &[&str], sudo_user: Option<&str>) -> (ProcIds, (u32, u32)) {
+    use std::os::unix::fs::MetadataExt;
+    let ns = Netns::new();
+    ns.lo_up();
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).expect("chmod");
+    let pcap = dir.path().join("out.pcap");
+    let sent = sample_packets();
+    let n = sent.len().to_string();
+    let mut args = vec![
+        "capture",
+        "lo",
+        "-c",
+        &n,
+        "--json",
+        "-w",
+        pcap.to_str().expect("path"),
+    ];
+    args.extend_from_slice(extra);
+    let mut cmd = ns.command(&args);
+    match sudo_user {
+        Some(u) => cmd.env("SUDO_USER", u),
+        None => cmd.env_remove("SUDO_USER"),
+    };
+    let mut cap = Capture::spawn(cmd);
+    let ids = proc_ids(cap.child.id());
+    send_udp(&ns, sent.clone());
+    let st = cap.wait_exit(20);
+    assert!(st.success(), "exit {st}; stderr: {:?}", cap.stderr_lines());
+    // Everything captured after the drop is in the savefile.
+    let lines = cap.stdout_lines();
+    check_decoded(&json_lines(&lines), &sent);
+    assert_eq!(read_json(&pcap), lines, "savefile re-read differs");
+    let m = fs::metadata(&pcap).expect("savefile");
+    (ids, (m.uid(), m.gid()))
+}
+
+/// `capture lo -Z nobody -w FILE`: once the device is open the process runs as nobody (real,
+/// effective, saved and filesystem IDs, as /proc/PID/status shows them, against `getent
+/// passwd nobody`), with no supplementary group and no capability, and the savefile, created
+/// before the drop, belongs to nobody and holds every packet sent.
+#[test]
+fn capture_drops_root_to_the_z_user() {
+    if !privileged("capture_drops_root_to_the_z_user") {
+        return;
+    }
+    let Some((uid, gid)) = getent_ids("nobody") else {
+        eprintln!("skipped: no user 'nobody' on this system");
+        return;
+    };
+    let (ids, owner) = capture_ids(&["-Z", "nobody"], Some("daemon"));
+    assert_eq!(ids.uids, vec![uid; 4]);
+    assert_eq!(ids.gids, vec![gid; 4]);
+    assert_eq!(ids.groups, "");
+    assert_eq!(ids.cap_eff, "0000000000000000");
+    assert_eq!(owner, (uid, gid));
+}
+
+/// Without -Z, a run as root becomes the user behind sudo (SUDO_USER), else nobody; `-Z root`
+/// keeps root (and the savefile root's).
+#[test]
+fn capture_drops_root_to_sudo_user_else_nobody() {
+    if !privileged("capture_drops_root_to_sudo_user_else_nobody") {
+        return;
+    }
+    let (Some(nobody), Some(daemon)) = (getent_ids("nobody"), getent_ids("daemon")) else {
+        eprintln!("skipped: no users 'nobody' and 'daemon' on this system");
+        return;
+    };
+    let (ids, owner) = capture_ids(&[], Some("daemon"));
+    assert_eq!(
+        (ids.uids, ids.gids, owner),
+        (vec![daemon.0; 4], vec![daemon.1; 4], daemon)
+    );
+    let (ids, owner) = capture_ids(&[], None);
+    assert_eq!(
+        (ids.uids, ids.gids, owner),
+        (vec![nobody.0; 4], vec![nobody.1; 4], nobody)
+    );
+    let (ids, owner) = capture_ids(&["-Z", "root"], Some("daemon"));
+    assert_eq!(
+        (ids.uids, ids.gids, owner),
+        (vec![0; 4], vec![0; 4], (0, 0))
+    );
+}
+
+/// `-Z` naming no user: one line, usage error (exit status 2), before the device is opened.
+#[test]
+fn capture_bad_z_user_is_a_usage_error() {
+    if !privileged("capture_bad_z_user_is_a_usage_error") {
+        return;
+    }
+    let ns = Netns::new();
+    ns.lo_up();
+    expect_exit(
+        Some(&ns),
+        &["capture", "lo", "-Z", "no-such-user-ri38"],
+        &["-Z no-such-user-ri38: no such user"],
+        2,
     );
 }
 

@@ -15,6 +15,7 @@ use super::capture_loop::{Stop, read_loop, summary_line};
 use super::pipeline::{Outcome, Run, io_outcome};
 use crate::output::parquet::{ExportTarget, Exporter};
 use crate::source::live::{self, LiveError, LiveOptions, LiveSource, OFFLOAD_NOTE, Stats};
+use crate::source::privdrop::Plan;
 
 /// Whether standard output is read live (a terminal, a pipe or a socket), so every printed
 /// frame is flushed at once; a regular file or /dev/null gets buffered output.
@@ -85,12 +86,28 @@ fn host_name() -> String {
     }
 }
 
+/// The device and the `-w` file are open: hand the `-w` file and the `--parquet` folder
+/// (created now if new) to the user of `plan`, then become that user (tcpdump's `-Z`).
+///
+/// # Errors
+/// A failed chown, mkdir or set*id call, or a privilege left after the drop.
+pub(super) fn give_up_root(plan: &Plan, a: &CaptureArgs) -> Result<()> {
+    if let Some(path) = &a.write {
+        plan.hand_over(std::path::Path::new(path))?;
+    }
+    if let Some(dir) = &a.parquet {
+        plan.hand_over_dir(dir)?;
+    }
+    plan.drop_now()?;
+    Ok(())
+}
+
 /// `roce-inspect capture IFACE`.
 ///
 /// # Errors
 /// One-line errors: no such interface, permission denied, interface down, unsupported link
-/// type, bad filter, savefile not writable; a read error during the capture (after the
-/// report); an output error other than a closed pipe.
+/// type, bad filter, savefile not writable, no such -Z user, giving up root; a read error
+/// during the capture (after the report); an output error other than a closed pipe.
 pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
     // Immediate mode (one wake-up per packet) only when someone reads the output live; a
     // capture to a file or /dev/null is read in blocks, which keeps up with far higher rates.
@@ -103,11 +120,13 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
         ..LiveOptions::default()
     };
     let d = &a.display;
+    // Who to become once the device is open: decided (and a bad -Z refused) before opening.
+    let plan = Plan::resolve(a.user.as_deref())?;
     let mut src = match LiveSource::open(a.interface(), &opts) {
         Ok(s) => s,
         // Not a libpcap interface but an RDMA device: the verbs sniffer.
         Err(LiveError::NoSuchDevice { .. }) if super::sniff::is_rdma_device(a.interface()) => {
-            return super::sniff::capture(a, live_out);
+            return super::sniff::capture(a, live_out, &plan);
         }
         Err(e @ LiveError::NoSuchDevice { .. }) => {
             return Err(anyhow::anyhow!(
@@ -119,15 +138,17 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
     };
     let mut run = Run::new(d, src.linktype());
     run.set_source(&format!("capture on {}", a.interface()));
-    if let Some(dir) = &a.parquet {
-        run.export_to(Exporter::create(export_target(a, dir))?);
-    }
     let filter = match &d.filter {
         Some(f) => src.set_filter_counting_tag_misses(f, run.roce_predicate())?,
         None => src.set_default_filter(&d.roce_ports)?,
     };
     if let Some(path) = &a.write {
         src.save_to(path)?;
+    }
+    give_up_root(&plan, a)?;
+    // Written from here on as the user the capture became.
+    if let Some(dir) = &a.parquet {
+        run.export_to(Exporter::create(export_target(a, dir))?);
     }
     let signals = install_stop_handler(Some(&mut src))?;
 

@@ -64,10 +64,15 @@ pub(crate) fn same_file(a: &str, b: &str) -> bool {
 pub fn is_usage_error(e: &anyhow::Error) -> bool {
     use crate::source::file::FileError;
     use crate::source::live::LiveError;
+    use crate::source::privdrop::PrivDropError;
     e.chain().any(|c| {
         matches!(c.downcast_ref::<FileError>(), Some(FileError::Filter(..)))
             || matches!(c.downcast_ref::<LiveError>(), Some(LiveError::Filter(..)))
             || c.downcast_ref::<ArgError>().is_some()
+            || matches!(
+                c.downcast_ref::<PrivDropError>(),
+                Some(PrivDropError::NoSuchUser(..))
+            )
     })
 }
 
@@ -207,6 +212,11 @@ pub struct CaptureArgs {
     /// With --parquet: the `host` column (default: this machine's host name).
     #[arg(long, value_name = "NAME", requires = "parquet")]
     pub host: Option<String>,
+    /// Once the device and the -w file are open, run as USER instead of root (tcpdump's -Z):
+    /// default the user behind sudo (SUDO_USER), else `nobody`; `-Z root` keeps root. The -w
+    /// file and a new --parquet folder are given to USER.
+    #[arg(short = 'Z', long = "relinquish-privileges", value_name = "USER")]
+    pub user: Option<String>,
     /// Display and decoding options.
     #[command(flatten)]
     pub display: DisplayArgs,

@@ -72,7 +72,11 @@ pub fn is_rdma_device(spec: &str) -> bool {
 /// # Errors
 /// Always: one line naming the rebuild and the ibdump alternative.
 #[cfg(not(feature = "verbs"))]
-pub fn capture(a: &CaptureArgs, _live_out: bool) -> Result<Outcome> {
+pub fn capture(
+    a: &CaptureArgs,
+    _live_out: bool,
+    _plan: &crate::source::privdrop::Plan,
+) -> Result<Outcome> {
     let spec = a.interface();
     anyhow::bail!(
         "{spec} is an RDMA device that libpcap does not offer, and this roce-inspect was built \
@@ -85,9 +89,14 @@ pub fn capture(a: &CaptureArgs, _live_out: bool) -> Result<Outcome> {
 ///
 /// # Errors
 /// One-line errors: no such device or port, CAP_NET_RAW missing, no raw packet QP support,
-/// the flow rule refused, a bad filter, the savefile; a read error after the report.
+/// the flow rule refused, a bad filter, the savefile, giving up root (`plan`, once the device
+/// and the savefile are open); a read error after the report.
 #[cfg(feature = "verbs")]
-pub fn capture(a: &CaptureArgs, live_out: bool) -> Result<Outcome> {
+pub fn capture(
+    a: &CaptureArgs,
+    live_out: bool,
+    plan: &crate::source::privdrop::Plan,
+) -> Result<Outcome> {
     use std::time::{Duration, Instant};
 
     use super::capture::install_stop_handler;
@@ -128,6 +137,7 @@ pub fn capture(a: &CaptureArgs, live_out: bool) -> Result<Outcome> {
             msg: m,
         })?;
     }
+    super::capture::give_up_root(plan, a)?;
     let signals = install_stop_handler(None)?;
     let deadline = a
         .duration

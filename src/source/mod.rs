@@ -5,6 +5,7 @@ pub mod erf;
 pub mod file;
 pub mod live;
 pub mod mapped;
+pub mod privdrop;
 pub mod sigbus;
 pub mod sniffer;
 pub mod tag_miss;
