@@ -228,3 +228,211 @@ fn framings_sample_decodes_everywhere() {
     ];
     assert_eq!(text.lines().collect::<Vec<_>>(), expected, "{text}");
 }
+
+/// The frames of the mirrored samples' exchange as the scenario's module doc describes it
+/// (4 WRITEs of FIRST + LAST, a SEND ONLY, each message ACKed with the last PSN of the
+/// message): (BTH opcode, PSN) in the order sent.
+fn mirrored_exchange() -> Vec<(u64, u64)> {
+    use scenario::mirrored::{FIRST_PSN, WRITES};
+    let p = u64::from(FIRST_PSN);
+    let mut v = Vec::new();
+    for m in 0..WRITES as u64 {
+        v.extend([(6, p + 2 * m), (8, p + 2 * m + 1), (17, p + 2 * m + 1)]);
+    }
+    let send = p + 2 * WRITES as u64;
+    v.extend([(4, send), (17, send)]);
+    v
+}
+
+/// tshark's fields of every frame of a sample (tab-separated), with `decode_as` if given.
+fn tshark_sample(file: &str, decode_as: Option<&str>, fields: &[&str]) -> Vec<Vec<String>> {
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r").arg(root().join("samples").join(file));
+    if let Some(d) = decode_as {
+        cmd.args(["-d", d]);
+    }
+    cmd.args(["-T", "fields"]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd.output().expect("tshark (make deps)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect()
+}
+
+/// The mirrored samples as tshark dissects them: ERSPAN II sessions 5 and 6, ERSPAN III
+/// session 7 with the switch's ns, VXLAN VNI 4242 on UDP 8472 (decoded as VXLAN when told),
+/// each around InfiniBand (RRoCE) packets with the scenario's opcodes and PSNs.
+#[test]
+fn mirrored_samples_as_tshark_dissects_them() {
+    use scenario::mirrored::{ERSPAN2_SESSIONS, ERSPAN3_SESSION, VNI, erspan3_switch_times};
+    let sent = mirrored_exchange();
+    let bth = |rows: &[Vec<String>], from: usize| -> Vec<(u64, u64)> {
+        rows.iter()
+            .map(|r| (r[from].parse().unwrap(), r[from + 1].parse().unwrap()))
+            .collect()
+    };
+    let f = [
+        "erspan.version",
+        "erspan.spanid",
+        "infiniband.bth.opcode",
+        "infiniband.bth.psn",
+    ];
+    let rows = tshark_sample("erspan.pcap", None, &f);
+    for &s in &ERSPAN2_SESSIONS {
+        let of: Vec<_> = rows
+            .iter()
+            .filter(|r| r[1] == s.to_string())
+            .cloned()
+            .collect();
+        assert!(of.iter().all(|r| r[0] == "1"), "{of:?}");
+        assert_eq!(bth(&of, 2), sent, "session {s}");
+    }
+    assert_eq!(rows.len(), 2 * sent.len());
+
+    let f = [
+        "erspan.version",
+        "erspan.spanid",
+        "erspan.timestamp",
+        "infiniband.bth.opcode",
+        "infiniband.bth.psn",
+    ];
+    let rows = tshark_sample("erspan3.pcap", None, &f);
+    assert_eq!(bth(&rows, 3), sent);
+    let ns: Vec<String> = erspan3_switch_times()
+        .iter()
+        .map(|t| (t % 1_000_000_000).to_string())
+        .collect();
+    for (r, want) in rows.iter().zip(&ns) {
+        assert_eq!(
+            (&r[0][..], &r[1], &r[2]),
+            ("2", &ERSPAN3_SESSION.to_string(), want)
+        );
+    }
+
+    let f = ["vxlan.vni", "infiniband.bth.opcode", "infiniband.bth.psn"];
+    let rows = tshark_sample("vxlan.pcap", Some("udp.port==8472,vxlan"), &f);
+    assert!(rows.iter().all(|r| r[0] == VNI.to_string()), "{rows:?}");
+    assert_eq!(bth(&rows, 1), sent);
+    // Not told, tshark leaves UDP 8472 undecoded: no InfiniBand.
+    let rows = tshark_sample("vxlan.pcap", None, &["infiniband.bth.opcode"]);
+    assert!(rows.iter().all(|r| r[0].is_empty()), "{rows:?}");
+}
+
+/// roce-inspect's analysis of the mirrored samples is the exchange's: 9 request packets
+/// (4 WRITEs of 2048 bytes, a SEND of 256) and 5 ACKs per capture point, every ICRC good;
+/// with --encap-session one set of flows per ERSPAN session; --mirror-time gives the switch's
+/// times.
+#[test]
+fn mirrored_samples_analyse_like_the_exchange() {
+    use scenario::mirrored::{SEND_BYTES, WRITE_BYTES, WRITES, erspan3_switch_times};
+    let run = |args: &[&str]| -> Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+            .arg("read")
+            .args(args)
+            .current_dir(root())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let n = mirrored_exchange().len();
+    let check = |r: &Value, copies: usize, session: Option<u64>| {
+        assert_eq!(r["frames"]["roce"], n * copies);
+        assert_eq!(r["icrc"]["good"], n * copies);
+        let flows: Vec<&Value> = r["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| session.is_none_or(|s| f["session"] == s))
+            .collect();
+        let req = flows.iter().find(|f| f["src"] == "10.0.0.1").unwrap();
+        let ack = flows.iter().find(|f| f["src"] == "10.0.0.2").unwrap();
+        assert_eq!(req["packets"], 2 * WRITES + 1);
+        assert_eq!(ack["packets"], WRITES + 1);
+        let m = &req["messages"];
+        assert_eq!(m["write"]["count"], WRITES);
+        assert_eq!(m["write"]["bytes"], WRITES as u64 * u64::from(WRITE_BYTES));
+        assert_eq!(
+            (&m["send"]["count"], &m["send"]["bytes"]),
+            (&1.into(), &SEND_BYTES.into())
+        );
+    };
+    let s = ["--summary", "--json", "-q"];
+    let r = run(&[&["samples/erspan.pcap", "--encap-session"], &s[..]].concat());
+    assert_eq!(r["flows"].as_array().unwrap().len(), 4);
+    check(&r, 2, Some(5));
+    check(&r, 2, Some(6));
+    check(&run(&[&["samples/erspan3.pcap"], &s[..]].concat()), 1, None);
+    check(
+        &run(&[&["samples/vxlan.pcap", "--vxlan-port", "8472"], &s[..]].concat()),
+        1,
+        None,
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+        .args(["read", "samples/erspan3.pcap", "--mirror-time", "--json"])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let times: Vec<u64> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["ts_ns"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(times, erspan3_switch_times());
+}
+
+/// `rxe_write.pcap`, the README walk-through's capture: the server's QP gets every WRITE of the
+/// scenario (12 × 8192 bytes, 8 packets each, consecutive PSNs from the client's first PSN),
+/// one ACK per message, no gap; `--qp 0x000012` keeps exactly the WRITE packets.
+#[test]
+fn rxe_write_is_the_walk_through_run() {
+    use scenario::rxe_write::{FIRST_PSN, PMTU, SERVER_QPN, WRITE_BYTES, WRITES};
+    let per_msg = (WRITE_BYTES / PMTU) as usize;
+    let r = summary("rxe_write.pcap");
+    let req = flow(&r, "192.168.1.3", "192.168.1.2");
+    assert_eq!(req["packets"], WRITES * per_msg);
+    assert_eq!(req["messages"]["write"]["count"], WRITES);
+    assert_eq!(
+        req["messages"]["write"]["bytes"],
+        WRITES as u64 * u64::from(WRITE_BYTES)
+    );
+    assert_eq!(flow(&r, "192.168.1.2", "192.168.1.3")["packets"], WRITES);
+    assert_eq!(r["gaps"].as_array().map_or(0, Vec::len), 0);
+    let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+        .args(["read", "samples/rxe_write.pcap", "--json", "--qp"])
+        .arg(format!("{SERVER_QPN:#08x}"))
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let psns: Vec<u64> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["bth"]["psn"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    let want: Vec<u64> = (0..(WRITES * per_msg) as u64)
+        .map(|i| (u64::from(FIRST_PSN) + i) & 0xff_ffff)
+        .collect();
+    assert_eq!(psns, want);
+}

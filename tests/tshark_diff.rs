@@ -443,14 +443,16 @@ fn compare_frame(c: &mut Cmp<'_>, t: &Row, o: &Value) {
     c.eq("vlan outer id", ids.first().copied(), j(o, &["vlan"]));
     c.eq("vlan outer pcp", pcps.first().copied(), j(o, &["vlan_pcp"]));
     c.eq("vlan inner id", ids.get(1).copied(), j(o, &["inner_vlan"]));
-    // Compare IPv4 addresses when tshark has them (every RoCEv2 capture here is IPv4).
-    if let Some(src) = first(t, "ip.src") {
+    // Compare IPv4 addresses when tshark has them (every RoCEv2 capture here is IPv4). Of a
+    // mirrored frame (ERSPAN, VXLAN: our `encap`) tshark lists the tunnel's outer IP first
+    // and the RoCE packet's own last; ours are the RoCE packet's.
+    let ip_of = |f: &str| match o.get("encap") {
+        Some(_) => t.get(f).and_then(|v| v.last()).map(String::as_str),
+        None => first(t, f),
+    };
+    if let Some(src) = ip_of("ip.src") {
         c.eq("ip.src", Some(ip(src)), o["src"].as_str().map(ip));
-        c.eq(
-            "ip.dst",
-            first(t, "ip.dst").map(ip),
-            o["dst"].as_str().map(ip),
-        );
+        c.eq("ip.dst", ip_of("ip.dst").map(ip), o["dst"].as_str().map(ip));
     }
     c.eq(
         "bth.opcode",

@@ -6,7 +6,9 @@
 
 pub mod allreduce;
 pub mod congestion;
+pub mod mirrored;
 pub mod read_timeout;
+pub mod rxe_write;
 pub mod versions;
 pub mod write_bw;
 
@@ -269,6 +271,10 @@ pub fn samples() -> Vec<Sample> {
         read_timeout::scenario().sample,
         congestion::scenario().sample,
         versions::sample(),
+        mirrored::erspan2(),
+        mirrored::erspan3(),
+        mirrored::vxlan(),
+        rxe_write::sample(),
     ]
     .into_iter()
     .chain(allreduce::scenario().samples)
