@@ -1170,6 +1170,62 @@ fn capture_bad_z_user_is_a_usage_error() {
     );
 }
 
+/// `--html FILE` is written when the capture stops, after root was given up: the file is
+/// created before the drop and given to the user, and one the user could not reach is refused
+/// at the start (one line, exit status 1), not after the capture.
+#[test]
+fn capture_html_is_written_as_the_z_user() {
+    use std::os::unix::fs::MetadataExt;
+    if !privileged("capture_html_is_written_as_the_z_user") {
+        return;
+    }
+    let Some((uid, _)) = getent_ids("nobody") else {
+        eprintln!("skipped: no user 'nobody' on this system");
+        return;
+    };
+    let ns = Netns::new();
+    ns.lo_up();
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).expect("chmod");
+    let html = dir.path().join("report.html");
+    let sent = sample_packets();
+    let n = sent.len().to_string();
+    let h = html.to_str().expect("path");
+    let mut cap = Capture::start(&ns, &["lo", "-c", &n, "-Z", "nobody", "--html", h]);
+    send_udp(&ns, sent);
+    let st = cap.wait_exit(20);
+    assert!(st.success(), "exit {st}; stderr: {:?}", cap.stderr_lines());
+    let text = fs::read_to_string(&html).expect("the --html file");
+    assert!(
+        text.starts_with("<!DOCTYPE html>"),
+        "{}",
+        &text[..text.len().min(80)]
+    );
+    assert_eq!(fs::metadata(&html).expect("html").uid(), uid);
+
+    // A folder only root can enter: refused before capturing.
+    let private = dir.path().join("private");
+    fs::create_dir(&private).expect("mkdir");
+    fs::set_permissions(&private, fs::Permissions::from_mode(0o700)).expect("chmod");
+    let bad = private.join("r.html");
+    expect_error(
+        Some(&ns),
+        &[
+            "capture",
+            "lo",
+            "-Z",
+            "nobody",
+            "--html",
+            bad.to_str().expect("path"),
+        ],
+        &[
+            "cannot be written as nobody",
+            "-Z root",
+            "Permission denied",
+        ],
+    );
+}
+
 /// Without root or capabilities, capture says what it needs. The binary is copied somewhere
 /// an unprivileged user can run it, then started as `nobody` through setpriv.
 #[test]

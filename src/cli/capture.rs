@@ -86,19 +86,43 @@ fn host_name() -> String {
     }
 }
 
-/// The device and the `-w` file are open: hand the `-w` file and the `--parquet` folder
-/// (created now if new) to the user of `plan`, then become that user (tcpdump's `-Z`).
+/// The device and the `-w` file are open: hand the `-w` file, the `--html` file and the
+/// `--parquet` folder (created now if new) to the user of `plan`, then become that user
+/// (tcpdump's `-Z`), and check at once that the `--html` file, written when the capture
+/// stops, can still be opened, rather than losing the report at the end.
 ///
 /// # Errors
-/// A failed chown, mkdir or set*id call, or a privilege left after the drop.
+/// A failed chown, mkdir or set*id call, a privilege left after the drop, or an `--html` file
+/// the user cannot write.
 pub(super) fn give_up_root(plan: &Plan, a: &CaptureArgs) -> Result<()> {
+    use std::fs::OpenOptions;
+    use std::path::Path;
     if let Some(path) = &a.write {
-        plan.hand_over(std::path::Path::new(path))?;
+        plan.hand_over(Path::new(path))?;
+    }
+    let html = a.display.report.html.as_deref();
+    if let (Some(h), Some(_)) = (html, plan.account()) {
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(h)
+            .with_context(|| format!("cannot write --html {h}"))?;
+        plan.hand_over(Path::new(h))?;
     }
     if let Some(dir) = &a.parquet {
         plan.hand_over_dir(dir)?;
     }
     plan.drop_now()?;
+    if let (Some(h), Some(user)) = (html, plan.account()) {
+        OpenOptions::new().write(true).open(h).with_context(|| {
+            format!(
+                "--html {h} cannot be written as {}, the user root was dropped to (-Z): give a \
+                 path that user can reach, or -Z root",
+                user.name
+            )
+        })?;
+    }
     Ok(())
 }
 
