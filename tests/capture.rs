@@ -1170,6 +1170,60 @@ fn capture_bad_z_user_is_a_usage_error() {
     );
 }
 
+/// Not root but given CAP_NET_RAW + CAP_NET_ADMIN with setcap (README's alternative to sudo):
+/// once the device is open the capture holds no capability any more (/proc/PID/status CapEff
+/// and CapPrm zero) and still captures every packet sent. The binary is copied somewhere
+/// nobody can run it, given the capabilities, and started as nobody through setpriv.
+#[test]
+fn capture_with_file_capabilities_clears_them() {
+    if !privileged("capture_with_file_capabilities_clears_them") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).expect("chmod");
+    let bin = dir.path().join("roce-inspect");
+    fs::copy(BIN, &bin).expect("copy binary");
+    let set = Command::new("setcap")
+        .args(["cap_net_raw,cap_net_admin=eip"])
+        .arg(&bin)
+        .output();
+    if !set.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: setcap (libcap2-bin) is not there or the file system has no xattrs");
+        return;
+    }
+    let ns = Netns::new();
+    ns.lo_up();
+    let sent = sample_packets();
+    let n = sent.len().to_string();
+    let mut cmd = Command::new("ip");
+    cmd.args([
+        "netns",
+        "exec",
+        &ns.name,
+        "setpriv",
+        "--reuid=65534",
+        "--regid=65534",
+    ])
+    .args(["--clear-groups", "--inh-caps=-all"])
+    .arg(&bin)
+    .args(["capture", "lo", "-c", &n, "--json"]);
+    let mut cap = Capture::spawn(cmd);
+    let status = fs::read_to_string(format!("/proc/{}/status", cap.child.id())).expect("status");
+    let field = |k: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(k))
+            .map(|v| v.trim().to_string())
+    };
+    assert_eq!(field("Uid:").as_deref(), Some("65534\t65534\t65534\t65534"));
+    assert_eq!(field("CapEff:").as_deref(), Some("0000000000000000"));
+    assert_eq!(field("CapPrm:").as_deref(), Some("0000000000000000"));
+    send_udp(&ns, sent.clone());
+    let st = cap.wait_exit(20);
+    assert!(st.success(), "exit {st}; stderr: {:?}", cap.stderr_lines());
+    check_decoded(&json_lines(&cap.stdout_lines()), &sent);
+}
+
 /// `--html FILE` is written when the capture stops, after root was given up: the file is
 /// created before the drop and given to the user, and one the user could not reach is refused
 /// at the start (one line, exit status 1), not after the capture.
