@@ -97,7 +97,8 @@ fn host_name() -> String {
 pub(super) fn give_up_root(plan: &Plan, a: &CaptureArgs) -> Result<()> {
     use std::fs::OpenOptions;
     use std::path::Path;
-    if let Some(path) = &a.write {
+    // `-w -` is standard output (pcap_dump_open), already open: nothing to give.
+    if let Some(path) = a.write.as_deref().filter(|p| *p != "-") {
         plan.hand_over(Path::new(path))?;
     }
     let html = a.display.report.html.as_deref();
