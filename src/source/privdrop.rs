@@ -261,7 +261,7 @@ fn become_user(a: &Account) -> Result<(), PrivDropError> {
 }
 
 /// Real, effective and saved user and group IDs are `a`'s, no supplementary groups are left,
-/// and neither `setuid(0)` nor `setgid(0)` works any more.
+/// and neither `setuid(0)` nor (when the user's group is not 0) `setgid(0)` works any more.
 fn check_dropped(a: &Account) -> Result<(), PrivDropError> {
     let fail = |what: String| PrivDropError::NotDropped {
         user: a.name.clone(),
@@ -286,9 +286,13 @@ fn check_dropped(a: &Account) -> Result<(), PrivDropError> {
     if groups != 0 {
         return Err(fail(format!("{groups} supplementary groups left")));
     }
-    // SAFETY: plain system calls; each is expected to fail with EPERM.
-    if unsafe { libc::setuid(0) } == 0 || unsafe { libc::setgid(0) } == 0 {
-        return Err(fail("setuid(0) or setgid(0) still succeeds".into()));
+    // No way back: root's IDs cannot be taken again (unless they are the user's own: a
+    // primary group 0 stays). SAFETY: plain system calls; each is expected to fail with EPERM.
+    if a.uid != 0 && unsafe { libc::setuid(0) } == 0 {
+        return Err(fail("setuid(0) still succeeds".into()));
+    }
+    if a.gid != 0 && unsafe { libc::setgid(0) } == 0 {
+        return Err(fail("setgid(0) still succeeds".into()));
     }
     Ok(())
 }
