@@ -7,6 +7,7 @@
 //! a `class` attribute in the SVG (`m-retx`, `m-gap`, `m-nak`, `m-rnr`, `m-ce`, `m-cnp`,
 //! `m-msg-ok`, `m-msg-failed`, see [`marks`]).
 
+pub mod axes;
 pub mod font;
 pub mod latency;
 pub mod marks;
