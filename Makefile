@@ -105,7 +105,7 @@ PLOTS := psn:write_bw rate:congestion psn:congestion latency:read_timeout messag
 plots:
 	$(CARGO) build --quiet
 	@mkdir -p docs/plots; for p in $(PLOTS); do k=$${p%%:*}; s=$${p##*:}; \
-	  ./target/debug/roce-inspect plot samples/$$s.pcap --kind $$k -o docs/plots/$$k-$$s.png || exit 1; \
+	  $${CARGO_TARGET_DIR:-target}/debug/roce-inspect plot samples/$$s.pcap --kind $$k -o docs/plots/$$k-$$s.png || exit 1; \
 	  echo "docs/plots/$$k-$$s.png"; done
 
 bench: deps

@@ -38,6 +38,18 @@ pub fn time_desc(unit: &str) -> String {
     format!("time since first frame ({unit})")
 }
 
+/// A time tick label: the value with no more decimals than it needs (`1052800`, `2.5`; plotters
+/// printed `1052800.0`), to the ns at most.
+pub fn time_label(v: &f64) -> String {
+    let s = format!("{v:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".to_string()
+    } else {
+        s.to_string()
+    }
+}
+
 /// How many y labels to ask for on a whole-number axis spanning `range`: never more than one
 /// per whole number, so that no two labels print the same number (a PSN axis of four PSNs
 /// printed `86, 86, 85` with fractional ticks), and at most `most`.
@@ -92,5 +104,9 @@ mod tests {
         assert_eq!(whole(85.5), "");
         let labels: Vec<String> = [85.0, 85.5, 86.0, 86.5].iter().map(|&v| whole(v)).collect();
         assert_eq!(labels, ["85", "", "86", ""]);
+        assert_eq!(time_label(&1_052_800.0), "1052800");
+        assert_eq!(time_label(&2.5), "2.5");
+        assert_eq!(time_label(&(0.1 + 0.2)), "0.3");
+        assert_eq!(time_label(&0.0), "0");
     }
 }

@@ -65,6 +65,7 @@ where
         chart
             .configure_mesh()
             .x_desc(axes::time_desc(uname))
+            .x_label_formatter(&axes::time_label)
             .y_labels(0)
             .disable_y_mesh(),
     )

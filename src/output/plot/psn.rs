@@ -275,6 +275,7 @@ where
         chart
             .configure_mesh()
             .x_desc(axes::time_desc(uname))
+            .x_label_formatter(&axes::time_label)
             .y_desc("PSN (unwrapped)")
             .y_labels(axes::whole_labels(&yr, 10))
             .y_label_formatter(&|v| axes::whole(*v)),

@@ -125,6 +125,7 @@ where
         chart
             .configure_mesh()
             .x_desc(axes::time_desc(uname))
+            .x_label_formatter(&axes::time_label)
             .y_desc("Gb/s (solid: payload, dashed: BTH..ICRC)"),
     )
     .draw()
@@ -193,6 +194,7 @@ where
         chart
             .configure_mesh()
             .x_desc(axes::time_desc(uname))
+            .x_label_formatter(&axes::time_label)
             .y_desc("CE-marked fraction")
             .y_labels(6)
             // No fraction above 1: the rows above it are CNPs.
