@@ -6,7 +6,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages the build, the tests and the demo need.
 DEB_PACKAGES := libpcap-dev pkg-config libibverbs-dev librdmacm-dev libclang-dev fonts-dejavu-core \
-                tshark tcpdump mandoc iproute2 time bc jq python3 python3-pip
+                tshark tcpdump mandoc iproute2 time bc jq python3 python3-pip librsvg2-bin
 # Headless browser for tests/html.rs, installed only under CI (the test skips without it).
 ifneq ($(CI),)
 DEB_PACKAGES += chromium
@@ -105,7 +105,7 @@ PLOTS := psn:write_bw rate:congestion psn:congestion latency:read_timeout messag
 plots:
 	$(CARGO) build --quiet
 	@mkdir -p docs/plots; for p in $(PLOTS); do k=$${p%%:*}; s=$${p##*:}; \
-	  ./target/debug/roce-inspect plot samples/$$s.pcap --kind $$k -o docs/plots/$$k-$$s.png || exit 1; \
+	  $${CARGO_TARGET_DIR:-target}/debug/roce-inspect plot samples/$$s.pcap --kind $$k -o docs/plots/$$k-$$s.png || exit 1; \
 	  echo "docs/plots/$$k-$$s.png"; done
 
 bench: deps

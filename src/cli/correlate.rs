@@ -33,6 +33,10 @@ pub struct CorrelateArgs {
     /// Colour: auto (terminal and NO_COLOR unset), always, never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
+    /// Print every column of the tables however wide they are (by default, on a terminal, the
+    /// least important columns are hidden to fit its width), as for `read --wide`.
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// Run `correlate`.
@@ -59,7 +63,12 @@ pub fn run(a: &CorrelateArgs) -> Result<Outcome> {
             .map_err(io::Error::from)
             .and_then(|()| out.write_all(b"\n"))
     } else {
-        correlate::text::write(&report, &mut out, a.color.enabled())
+        let width = if a.wide {
+            None
+        } else {
+            crate::output::fit::terminal_width()
+        };
+        correlate::text::write_fit(&report, &mut out, a.color.enabled(), width)
     };
     let outcome = io_outcome(r.and_then(|()| out.flush()))?.unwrap_or(Outcome::Ok);
     // A capture cut short: the report of the frames before the damage is printed, then the

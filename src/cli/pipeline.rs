@@ -414,16 +414,19 @@ pub fn write_reports(report: &Report, d: &DisplayArgs, out: &mut dyn Write) -> i
     } else {
         crate::output::fit::terminal_width()
     };
-    if summary {
-        write_summary_fit(report, out, color, width)?;
-    }
-    if r.messages {
-        write_messages_fit(report, out, color, width)?;
-    }
-    if r.gaps {
-        write_gaps_fit(report, out, color, width)?;
-    }
-    Ok(())
+    // On a terminal, the lines between the tables are broken to its width too.
+    crate::output::wrap::fitted(out, width, |out| {
+        if summary {
+            write_summary_fit(report, out, color, width)?;
+        }
+        if r.messages {
+            write_messages_fit(report, out, color, width)?;
+        }
+        if r.gaps {
+            write_gaps_fit(report, out, color, width)?;
+        }
+        Ok(())
+    })
 }
 
 /// Why a run over `shown` found nothing to show, if it did: a capture header without records,

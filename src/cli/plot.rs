@@ -47,6 +47,10 @@ pub struct PlotArgs {
     /// Picture width in pixels.
     #[arg(long, value_name = "PX", default_value_t = 1200, value_parser = clap::value_parser!(u32).range(400..=8000))]
     pub width: u32,
+    /// PNG pixels per picture pixel: `--scale 2` draws a PNG twice as large with the same
+    /// layout, for high-DPI screens (SVGs are unaffected).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4))]
+    pub scale: u32,
     /// Path MTU in bytes for READ PSN reservation, as for `read --mtu`.
     #[arg(long, value_name = "BYTES", value_parser = super::parse_mtu)]
     pub mtu: Option<u32>,
@@ -147,6 +151,7 @@ pub fn plot(a: &PlotArgs) -> Result<()> {
         bin_ns: a.bin.map(|b| (b * 1e9) as u64),
         top: a.top as usize,
         size: (a.width, 0),
+        scale: a.scale,
     };
     plot::write(&report, &trace, &opts, Path::new(&a.output))
 }

@@ -85,14 +85,53 @@ impl Names {
     }
 }
 
-/// Print the report.
+/// Print the report at full width.
 ///
 /// # Errors
 /// Output I/O errors.
 pub fn write(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+    write_fit(r, out, color, None)
+}
+
+/// Columns of the captures table hidden first on a narrow terminal (issue 39).
+const CAPTURES_DROP_ORDER: [&str; 4] = ["last", "± µs", "first (UTC, own clock)", "RoCE"];
+
+/// Columns of the links table hidden first on a narrow terminal (issue 39): the delay's tail
+/// before its median, then the counts that are rarely non-zero.
+const LINKS_DROP_ORDER: [&str; 6] = [
+    "max",
+    "p99",
+    "edge",
+    "median",
+    "corrupt",
+    "upstream → downstream",
+];
+
+/// Columns of the lost / missed tables hidden first on a narrow terminal (issue 39).
+const PACKETS_DROP_ORDER: [&str; 3] = ["frame", "seen in", "opcode"];
+
+/// Columns of the corrupted table hidden first on a narrow terminal (issue 39).
+const CORRUPTED_DROP_ORDER: [&str; 1] = ["opcode"];
+
+/// Print the report fitted to a terminal `width` columns wide (`None`: full width): each table
+/// hides its least important columns, saying so, or is stacked; the lines between them wrap.
+///
+/// # Errors
+/// Output I/O errors.
+pub fn write_fit(
+    r: &Report,
+    out: &mut dyn Write,
+    color: bool,
+    width: Option<u16>,
+) -> io::Result<()> {
+    crate::output::wrap::fitted(out, width, |out| sections(r, out, color, width))
+}
+
+/// The report's sections, in order.
+fn sections(r: &Report, out: &mut dyn Write, color: bool, width: Option<u16>) -> io::Result<()> {
     let names = Names::new(r);
-    captures(r, out, color)?;
-    links(r, &names, out, color)?;
+    captures(r, out, color, width)?;
+    links(r, &names, out, color, width)?;
     over_time(r, out)?;
     if !r.single_capture.is_empty() {
         let mut t = Grid::new(color, &["src → dst", "only in", "packets"]);
@@ -103,20 +142,17 @@ pub fn write(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
                 right(s.packets),
             ]);
         }
-        writeln!(
-            out,
-            "\nPackets seen by one capture only (per direction)\n{t}"
-        )?;
+        writeln!(out, "\nPackets seen by one capture only (per direction)")?;
+        t.write(out, width)?;
     }
-    packets(out, &names, color, "Lost on the link", &r.lost)?;
-    packets(
-        out,
-        &names,
+    let list = List {
+        names: &names,
         color,
-        "Missed by the upstream capture",
-        &r.missed,
-    )?;
-    corrupted(out, &names, color, &r.corrupted)?;
+        width,
+    };
+    packets(out, &list, "Lost on the link", &r.lost)?;
+    packets(out, &list, "Missed by the upstream capture", &r.missed)?;
+    corrupted(out, &list, &r.corrupted)?;
     if r.lists_truncated {
         writeln!(
             out,
@@ -126,7 +162,7 @@ pub fn write(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     Ok(())
 }
 
-fn captures(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+fn captures(r: &Report, out: &mut dyn Write, color: bool, width: Option<u16>) -> io::Result<()> {
     let mut t = Grid::new(
         color,
         &[
@@ -138,7 +174,8 @@ fn captures(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
             "offset µs",
             "± µs",
         ],
-    );
+    )
+    .hiding(&CAPTURES_DROP_ORDER);
     for (c, o) in r.captures.iter().zip(&r.clock_offsets) {
         let time = |v: Option<u64>| v.map_or("-".into(), |v| utc(v as i64));
         t.add_row(vec![
@@ -163,8 +200,9 @@ fn captures(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     };
     writeln!(
         out,
-        "Captures (offset: this clock minus {reference}, NTP-style from packets crossing both ways)\n{t}"
+        "Captures (offset: this clock minus {reference}, NTP-style from packets crossing both ways)"
     )?;
+    t.write(out, width)?;
     for e in r.captures.iter().filter_map(|c| c.read_error.as_deref()) {
         writeln!(out, "cut short: {e} (the frames before it are correlated)")?;
     }
@@ -180,7 +218,13 @@ fn delay_cells(d: &Option<DelaySummary>) -> Vec<Cell> {
     }
 }
 
-fn links(r: &Report, names: &Names, out: &mut dyn Write, color: bool) -> io::Result<()> {
+fn links(
+    r: &Report,
+    names: &Names,
+    out: &mut dyn Write,
+    color: bool,
+    width: Option<u16>,
+) -> io::Result<()> {
     let mut t = Grid::new(
         color,
         &[
@@ -196,7 +240,8 @@ fn links(r: &Report, names: &Names, out: &mut dyn Write, color: bool) -> io::Res
             "p99",
             "max",
         ],
-    );
+    )
+    .hiding(&LINKS_DROP_ORDER);
     for l in &r.links {
         let mut row = vec![
             Cell::new(link_name(l)),
@@ -214,10 +259,8 @@ fn links(r: &Report, names: &Names, out: &mut dyn Write, color: bool) -> io::Res
         row.extend(delay_cells(&l.one_way_delay_ns));
         t.add_row(row);
     }
-    writeln!(
-        out,
-        "\nLinks (one row per direction seen by two captures)\n{t}"
-    )
+    writeln!(out, "\nLinks (one row per direction seen by two captures)")?;
+    t.write(out, width)
 }
 
 fn over_time(r: &Report, out: &mut dyn Write) -> io::Result<()> {
@@ -263,20 +306,23 @@ fn packet_key(src: &str, dst: &str, dest_qp: u32, psn: u32, opcode: u8) -> Vec<C
     ]
 }
 
-fn packets(
-    out: &mut dyn Write,
-    names: &Names,
+/// How the packet lists are written: the captures' short names, colour, the terminal's width.
+struct List<'a> {
+    names: &'a Names,
     color: bool,
-    title: &str,
-    v: &[PacketRow],
-) -> io::Result<()> {
+    width: Option<u16>,
+}
+
+fn packets(out: &mut dyn Write, list: &List<'_>, title: &str, v: &[PacketRow]) -> io::Result<()> {
+    let names = list.names;
     if v.is_empty() {
         return writeln!(out, "\n{title}: none");
     }
     let mut t = Grid::new(
-        color,
+        list.color,
         &[&PACKET_KEY[..], &["seen in", "frame", "missing in"]].concat(),
-    );
+    )
+    .hiding(&PACKETS_DROP_ORDER);
     for p in v {
         let mut row = packet_key(&p.src, &p.dst, p.dest_qp, p.psn, p.opcode);
         row.extend([
@@ -286,15 +332,17 @@ fn packets(
         ]);
         t.add_row(row);
     }
-    writeln!(out, "\n{title}: {}\n{t}", v.len())
+    writeln!(out, "\n{title}: {}", v.len())?;
+    t.write(out, list.width)
 }
 
-fn corrupted(out: &mut dyn Write, names: &Names, color: bool, v: &[CorruptRow]) -> io::Result<()> {
+fn corrupted(out: &mut dyn Write, list: &List<'_>, v: &[CorruptRow]) -> io::Result<()> {
     if v.is_empty() {
         return Ok(());
     }
+    let names = list.names;
     let header = [&PACKET_KEY[..], &["upstream (frame)", "downstream (frame)"]].concat();
-    let mut t = Grid::new(color, &header);
+    let mut t = Grid::new(list.color, &header).hiding(&CORRUPTED_DROP_ORDER);
     for p in v {
         let mut row = packet_key(&p.src, &p.dst, p.dest_qp, p.psn, p.opcode);
         row.extend([
@@ -309,9 +357,10 @@ fn corrupted(out: &mut dyn Write, names: &Names, color: bool, v: &[CorruptRow]) 
     }
     writeln!(
         out,
-        "\nCorrupted on the link (same BTH, different ICRC): {}\n{t}",
+        "\nCorrupted on the link (same BTH, different ICRC): {}",
         v.len()
-    )
+    )?;
+    t.write(out, list.width)
 }
 
 #[cfg(test)]

@@ -125,6 +125,19 @@ impl Cell {
     fn width(&self) -> usize {
         text_width(&self.text)
     }
+
+    /// The cell's text.
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// `s` in this cell's colour when `color` (as is otherwise).
+    pub(crate) fn paint(&self, s: &str, color: bool) -> String {
+        match self.fg {
+            Some(t) if color => format!("{}{s}{ANSI_RESET}", t.ansi()),
+            _ => s.to_string(),
+        }
+    }
 }
 
 /// Printed width of `s` in terminal columns.
@@ -256,7 +269,9 @@ fn fit_table(
 /// Write the table of `header` and `n` rows (`row(i)` makes row `i`) to `out`, with colour when
 /// `color`. Fitted to a terminal `width` wide, columns named in `drop_order` are hidden first
 /// ones first until the table fits, the rest wraps (comfy-table), and a note under the table
-/// names them ([`hidden_note`]); returns the hidden columns' names. Without `width`, the table is drawn at full width by `Plain`: `row` is called once
+/// names them ([`hidden_note`]); returns the hidden columns' names. A table still wider than
+/// the terminal (its words do not fit) is stacked instead, every column shown
+/// ([`write_stacked`](super::stack::write_stacked)). Without `width`, the table is drawn at full width by `Plain`: `row` is called once
 /// per row and the cells kept compactly (a table of up to `CACHE_BYTES`, 4 MiB), or twice per row
 /// (once for the column widths, once to draw it) so that no more than one row is held.
 ///
@@ -274,7 +289,12 @@ pub fn write_table<R: AsRef<[Cell]>>(
     let comfy = |out: &mut dyn Write| {
         let rows: Vec<Vec<Cell>> = (0..n).map(|i| row(i).as_ref().to_vec()).collect();
         let (t, hidden) = fit_table(color, header, &rows, drop_order, width);
-        writeln!(out, "{t}")?;
+        let text = t.to_string();
+        if let Some(w) = width.filter(|&w| rendered_width(&text) > usize::from(w)) {
+            super::stack::write_stacked(out, color, header, &rows, w)?;
+            return Ok(Vec::new());
+        }
+        writeln!(out, "{text}")?;
         if let Some(note) = hidden_note(&hidden, width) {
             writeln!(out, "{note}")?;
         }
@@ -525,6 +545,7 @@ pub struct Grid {
     color: bool,
     header: Vec<String>,
     rows: Vec<Vec<Cell>>,
+    drop_order: &'static [&'static str],
 }
 
 impl Grid {
@@ -534,7 +555,16 @@ impl Grid {
             color,
             header: header.iter().map(|h| (*h).to_string()).collect(),
             rows: Vec::new(),
+            drop_order: &[],
         }
+    }
+
+    /// The same table, whose columns named in `order` are hidden, first ones first, when it is
+    /// wider than the terminal ([`write_table`]'s `drop_order`).
+    #[must_use]
+    pub fn hiding(mut self, order: &'static [&'static str]) -> Grid {
+        self.drop_order = order;
+        self
     }
 
     /// Add a row.
@@ -547,14 +577,16 @@ impl Grid {
         self.rows.is_empty()
     }
 
-    /// Write the table, wrapped to a terminal `width` wide (no column hidden), or at full width.
+    /// Write the table fitted to a terminal `width` wide (the columns given to [`Grid::hiding`]
+    /// hidden as needed, with a note naming them, then wrapped or stacked), or at full width.
     ///
     /// # Errors
     /// The writer's.
     pub fn write(&self, out: &mut dyn Write, width: Option<u16>) -> io::Result<()> {
         let header: Vec<&str> = self.header.iter().map(String::as_str).collect();
         let n = self.rows.len();
-        write_table(out, self.color, &header, n, |i| &self.rows[i], &[], width).map(|_| ())
+        let order = self.drop_order;
+        write_table(out, self.color, &header, n, |i| &self.rows[i], order, width).map(|_| ())
     }
 }
 

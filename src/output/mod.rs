@@ -7,11 +7,13 @@ pub mod json;
 pub mod line;
 pub mod parquet;
 pub mod plot;
+pub mod stack;
 pub mod style;
 pub mod summary;
 pub mod text;
 pub mod verbose;
 mod verbose_encap;
+pub mod wrap;
 
 use std::io;
 

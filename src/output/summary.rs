@@ -118,8 +118,9 @@ pub fn write_summary(report: &Report, out: &mut dyn Write, color: bool) -> io::R
     write_summary_fit(report, out, color, None)
 }
 
-/// Flow-table columns hidden first when the terminal is narrow (issue 14).
-const FLOW_DROP_ORDER: [&str; 11] = [
+/// Flow-table columns hidden first when the terminal is narrow (issue 14); the last two only
+/// when long addresses (IPv6) leave no room (issue 39).
+const FLOW_DROP_ORDER: [&str; 13] = [
     "ATOMIC",
     "SEND",
     "WRITE",
@@ -131,7 +132,31 @@ const FLOW_DROP_ORDER: [&str; 11] = [
     "conn",
     "ACK RTT p50",
     "CE %",
+    "CNPs",
+    "payload",
 ];
+
+/// Congestion-table columns hidden first when the terminal is narrow (issue 39): the ECN
+/// breakdown before the CE count and fraction, the reaction times before the rates.
+const CONGESTION_DROP_ORDER: [&str; 7] = [
+    "ECT1",
+    "Not-ECT",
+    "FECN",
+    "ECT0",
+    "CNP flow",
+    "CNP gap min/med",
+    "CE→CNP med",
+];
+
+/// Loss-table columns hidden first when the terminal is narrow (issue 39).
+const LOSS_DROP_ORDER: [&str; 3] = [
+    "timeout retx min/med/max",
+    "gap→NAK min/med/max",
+    "RNR retx",
+];
+
+/// Priority-table columns hidden first when the terminal is narrow (issue 39).
+const PRIORITY_DROP_ORDER: [&str; 2] = ["CNP PCP", "PCP"];
 
 /// [`write_summary`] fitted to a terminal `width` columns wide (`None`: full width): the flow
 /// table hides its least important columns (and says so), other tables wrap. Called on a thread
@@ -192,7 +217,7 @@ type Section = fn(&Report, &mut dyn Write, bool, Option<u16>) -> io::Result<()>;
 const LATER: [&[Section]; 2] = [
     &[
         |r, out, color, _| write_outcomes(r, out, color),
-        |r, out, color, _| write_priority(r, out, color),
+        write_priority,
     ],
     &[write_loss, write_congestion, |r, out, color, _| {
         write_bad_frames(r, out, color)
@@ -400,7 +425,8 @@ fn write_loss(
                 "NAK→retx min/med/max",
                 "timeout retx min/med/max",
             ],
-        );
+        )
+        .hiding(&LOSS_DROP_ORDER);
         let trio = |s: &Option<Box<Stat>>| {
             opt_stat(&s.as_deref().copied(), |s| {
                 format!(
@@ -459,7 +485,8 @@ fn write_congestion(
             "CNP gap min/med",
             "rate before/after (Gb/s)",
         ],
-    );
+    )
+    .hiding(&CONGESTION_DROP_ORDER);
     for c in &report.connections {
         for d in &c.congestion {
             let f = &report.flows[d.data_flow];
@@ -653,7 +680,12 @@ fn values(m: &crate::analyze::report::CountMap<u8>) -> String {
 }
 
 /// Priority per flow: DSCP and PCP values of data packets and of CNPs.
-fn write_priority(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
+fn write_priority(
+    report: &Report,
+    out: &mut dyn Write,
+    color: bool,
+    width: Option<u16>,
+) -> io::Result<()> {
     title(out, "Priority (DSCP / 802.1Q PCP)", color)?;
     if report.flows.is_empty() {
         return writeln!(out, "no RoCE flows");
@@ -673,7 +705,7 @@ fn write_priority(report: &Report, out: &mut dyn Write, color: bool) -> io::Resu
         ]
     };
     let n = report.flows.len();
-    write_table(out, color, &header, n, row, &[], None).map(|_| ())
+    write_table(out, color, &header, n, row, &PRIORITY_DROP_ORDER, width).map(|_| ())
 }
 
 /// PSN-sequence NAKs that no captured gap explains.

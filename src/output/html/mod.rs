@@ -15,7 +15,7 @@ use crate::analyze::report::FlowReport;
 use crate::analyze::stats::Stat;
 use crate::output::plot::{self, Kind, Options, Trace};
 use crate::output::summary::fmt_ns;
-use table::{HtmlTable, Td, esc, keyed, num, text};
+use table::{HtmlTable, Td, esc, flagged, keyed, num, text};
 
 /// Most rows per table.
 pub const MAX_ROWS: usize = 1000;
@@ -163,6 +163,7 @@ fn gaps_table(report: &Report) -> HtmlTable {
             "expected PSN",
             "received PSN",
             "missing",
+            "verdict",
             "story",
         ],
         MAX_ROWS,
@@ -170,38 +171,20 @@ fn gaps_table(report: &Report) -> HtmlTable {
     );
     let base = report.frames.first_ts_ns.unwrap_or(0);
     for g in &report.gaps {
-        let mut story = format!("PSN {} missing", g.expected_psn);
-        match g.nak {
-            Some(n) => {
-                let _ = write!(
-                    story,
-                    "; NAK (frame {}) {}",
-                    n.frame,
-                    n.delay_ns
-                        .map_or("stamped before the gap".into(), |d| format!(
-                            "after {}",
-                            fmt_ns(d)
-                        ))
-                );
-            }
-            None => story.push_str("; no NAK seen"),
-        }
-        match g.retransmission {
-            Some(r) => {
-                let _ = write!(
-                    story,
-                    "; retransmitted (frame {}) {} the {}",
-                    r.frame,
-                    r.delay_ns
-                        .map_or("stamped before".into(), |d| format!("{} after", fmt_ns(d))),
-                    if r.trigger == "nak" {
-                        "NAK"
-                    } else {
-                        "previous packet (timeout)"
-                    }
-                );
-            }
-            None => story.push_str("; never retransmitted in the capture"),
+        let mut story = match (g.verdict, g.ack_frame) {
+            // The text report's verdict, in words: a capture loss is no network loss.
+            ("capture_loss", Some(a)) => format!(
+                "not lost on the network: the capture missed PSN {} (the ACK in frame {a} covers it)",
+                g.expected_psn
+            ),
+            ("ud_unseen", _) => format!(
+                "PSN {} not seen here (UD does not retransmit; it may have gone to a host outside the capture)",
+                g.expected_psn
+            ),
+            _ => format!("PSN {} missing", g.expected_psn),
+        };
+        if g.verdict != "capture_loss" {
+            loss_story(&mut story, g);
         }
         let rel = crate::output::rel_secs(g.ts_ns, base);
         t.row(vec![
@@ -212,10 +195,47 @@ fn gaps_table(report: &Report) -> HtmlTable {
             num(u64::from(g.expected_psn), false),
             num(u64::from(g.received_psn), false),
             num(u64::from(g.missing), true),
+            flagged(g.verdict, g.verdict == "unresolved"),
             text(story),
         ]);
     }
     t
+}
+
+/// The NAK and retransmission part of a gap's story, appended to `story`.
+fn loss_story(story: &mut String, g: &crate::analyze::report::GapReport) {
+    match g.nak {
+        Some(n) => {
+            let _ = write!(
+                story,
+                "; NAK (frame {}) {}",
+                n.frame,
+                n.delay_ns
+                    .map_or("stamped before the gap".into(), |d| format!(
+                        "after {}",
+                        fmt_ns(d)
+                    ))
+            );
+        }
+        None => story.push_str("; no NAK seen"),
+    }
+    match g.retransmission {
+        Some(r) => {
+            let _ = write!(
+                story,
+                "; retransmitted (frame {}) {} the {}",
+                r.frame,
+                r.delay_ns
+                    .map_or("stamped before".into(), |d| format!("{} after", fmt_ns(d))),
+                if r.trigger == "nak" {
+                    "NAK"
+                } else {
+                    "previous packet (timeout)"
+                }
+            );
+        }
+        None => story.push_str("; never retransmitted in the capture"),
+    }
 }
 
 fn congestion_table(report: &Report) -> HtmlTable {

@@ -45,6 +45,11 @@ pub fn num(v: u64, bad: bool) -> Td {
     }
 }
 
+/// A text cell, highlighted when `bad`.
+pub fn flagged(s: impl Into<String>, bad: bool) -> Td {
+    Td { bad, ..text(s) }
+}
+
 /// A cell showing `s` and sorting by `key` (missing values sort first).
 pub fn keyed(s: impl Into<String>, key: Option<f64>) -> Td {
     Td {

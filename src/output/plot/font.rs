@@ -12,6 +12,11 @@ use plotters::style::FontStyle;
 /// The TrueType file `build.rs` copied (empty when the build found none).
 static FONT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plot_font.ttf"));
 
+/// The embedded TrueType font's bytes (empty when the build found none).
+pub fn bytes() -> &'static [u8] {
+    FONT
+}
+
 /// Family name used in plots.
 pub const FAMILY: &str = "sans-serif";
 

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 
 use super::marks::SERIES;
 use super::select::{Selection, label};
-use super::{Trace, err, font::FAMILY};
+use super::{Trace, axes, err, font::FAMILY};
 use crate::analyze::Report;
 
 /// CDF points: (µs, fraction ≤).
@@ -115,23 +115,22 @@ where
         .y_label_area_size(60)
         .build_cartesian_2d(xr, 0.0..1.02)
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc("latency (µs, log scale)")
-        .y_desc("fraction of samples ≤ x")
-        .x_labels(decades + 1)
-        .x_label_formatter(&|v| {
-            if (v - v.round()).abs() < 1e-6 {
-                format!("{}", 10f64.powi(v.round() as i32))
-            } else {
-                String::new()
-            }
-        })
-        .label_style((FAMILY, 13))
-        .axis_desc_style((FAMILY, 14))
-        .light_line_style(RGBColor(235, 235, 235))
-        .draw()
-        .map_err(err)?;
+    axes::mesh(
+        chart
+            .configure_mesh()
+            .x_desc("latency (µs, log scale)")
+            .y_desc("fraction of samples ≤ x")
+            .x_labels(decades + 1)
+            .x_label_formatter(&|v| {
+                if (v - v.round()).abs() < 1e-6 {
+                    format!("{}", 10f64.powi(v.round() as i32))
+                } else {
+                    String::new()
+                }
+            }),
+    )
+    .draw()
+    .map_err(err)?;
     for (k, (i, rtt, read)) in curves.iter().enumerate() {
         let c = SERIES[k % SERIES.len()];
         let t = &trace.flows[*i];
@@ -173,15 +172,7 @@ where
                 });
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .label_font((FAMILY, 13))
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(160, 160, 160))
-        .draw()
-        .map_err(err)?;
-    Ok(())
+    axes::legend(&mut chart, SeriesLabelPosition::LowerRight)
 }
 
 #[cfg(test)]

@@ -8,8 +8,9 @@ use plotters::prelude::*;
 
 use super::marks::{Mark, marker};
 use super::select::{Selection, label};
-use super::{Trace, err, font::FAMILY};
+use super::{Trace, axes, err, font::FAMILY};
 use crate::analyze::Report;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Above this many messages in a lane, bars of the same status less than a pixel apart are
 /// drawn as one.
@@ -58,24 +59,32 @@ where
         // An empty band above the lanes holds the legend.
         .build_cartesian_2d(win.range(unit), -0.5..(lanes as f64 + 0.4))
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc(format!("time since first frame ({uname})"))
-        .y_labels(lanes * 2 + 1)
-        .y_label_formatter(&|v| {
-            let k = v.round();
-            if (v - k).abs() < 1e-6 && k >= 0.0 {
-                labels.get(k as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        })
-        .disable_y_mesh()
-        .label_style((FAMILY, 12))
-        .axis_desc_style((FAMILY, 14))
-        .light_line_style(RGBColor(235, 235, 235))
-        .draw()
+    // No y ticks: each lane is named left of the axis, and the band above the lanes (the
+    // legend's) has neither tick nor name, so it does not read as an empty lane.
+    axes::mesh(
+        chart
+            .configure_mesh()
+            .x_desc(axes::time_desc(uname))
+            .x_label_formatter(&axes::time_label)
+            .y_labels(0)
+            .disable_y_mesh(),
+    )
+    .draw()
+    .map_err(err)?;
+    let lane_font = (FAMILY, 12).into_font();
+    let (ax, ay) = body.get_base_pixel();
+    for (lane, name) in labels.iter().enumerate() {
+        let (px, py) = chart.backend_coord(&(win.range(unit).start, lane as f64));
+        body.draw_text(
+            name,
+            &lane_font
+                .clone()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Right, VPos::Center)),
+            (px - ax - 8, py - ay),
+        )
         .map_err(err)?;
+    }
     // Below one pixel a bar would vanish: draw a square marker instead.
     let px_ns = (win.hi_ns - win.lo_ns) / u64::from(body.dim_in_pixel().0.max(1));
     let mut counts = [0usize; 2];
@@ -136,15 +145,7 @@ where
             .label(format!("{what} ({n}{extra})"))
             .legend(move |c| marker(m, c, m.legend_color()));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .label_font((FAMILY, 13))
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(160, 160, 160))
-        .draw()
-        .map_err(err)?;
-    Ok(())
+    axes::legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
 
 #[cfg(test)]

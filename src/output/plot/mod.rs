@@ -1,23 +1,26 @@
 //! Pictures of a capture (issue 14): PSN-vs-time graphs (tcptrace style), rate and congestion
-//! timelines, latency CDFs and message timelines, drawn with `plotters` as SVG (PNG when asked).
+//! timelines, latency CDFs and message timelines, drawn with `plotters` as SVG; a PNG is that SVG
+//! rasterised by `resvg` ([`raster`]), so both are the same picture.
 //!
 //! The data comes from a [`trace::Recorder`] tapped into the analyzer plus the final
 //! [`Report`]; nothing here re-derives protocol logic. Markers that tests and users count carry
 //! a `class` attribute in the SVG (`m-retx`, `m-gap`, `m-nak`, `m-rnr`, `m-ce`, `m-cnp`,
 //! `m-msg-ok`, `m-msg-failed`, see [`marks`]).
 
+pub mod axes;
 pub mod font;
 pub mod latency;
 pub mod marks;
 pub mod messages;
 pub mod psn;
+pub mod raster;
 pub mod rate;
 pub mod select;
 pub mod trace;
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -68,8 +71,11 @@ pub struct Options {
     pub bin_ns: Option<u64>,
     /// Most flows drawn (the largest by payload bytes).
     pub top: usize,
-    /// Picture size, pixels.
+    /// Picture size, pixels (height 0: chosen from the number of panels).
     pub size: (u32, u32),
+    /// PNG pixels per picture pixel (`--scale`, 1–4): a PNG for a high-DPI screen is drawn at
+    /// twice the size with the same layout. SVGs ignore it (they scale as they are shown).
+    pub scale: u32,
 }
 
 impl Options {
@@ -83,6 +89,7 @@ impl Options {
             bin_ns: None,
             top: 4,
             size: (1200, 0),
+            scale: 1,
         }
     }
 }
@@ -168,26 +175,35 @@ pub fn svg(report: &Report, trace: &Trace, opts: &Options) -> Result<String> {
     Ok(marks::tag_svg(&out))
 }
 
-/// Write the plot to `path`: PNG when it ends in `.png`, else SVG.
+/// Write the plot to `path`: PNG ([`raster::png`] of the [`svg`], at `opts.scale`) when it
+/// ends in `.png`, else SVG. Nothing is written unless the picture was drawn, and a file whose
+/// writing failed is removed, so a failed plot leaves no empty or partial file.
 ///
 /// # Errors
-/// As [`svg`], plus the file's I/O errors.
+/// As [`svg`] and [`raster::png`], plus the file's I/O errors.
 pub fn write(report: &Report, trace: &Trace, opts: &Options, path: &Path) -> Result<()> {
     let png = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("png"));
-    if !png {
-        let s = svg(report, trace, opts)?;
-        return std::fs::write(path, s).with_context(|| path.display().to_string());
+    let shown = || path.display().to_string();
+    let doc = svg(report, trace, opts)?;
+    let bytes = if png {
+        raster::png(&doc, opts.scale).with_context(shown)?
+    } else {
+        doc.into_bytes()
+    };
+    write_whole(path, &bytes).with_context(shown)
+}
+
+/// Write `bytes` to a file beside `path` and rename it to `path`, so `path` is either the whole
+/// new file or as it was; the partial file is removed on failure.
+fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut part = path.as_os_str().to_owned();
+    part.push(".part");
+    let part = std::path::PathBuf::from(part);
+    let done = std::fs::write(&part, bytes).and_then(|()| std::fs::rename(&part, path));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&part);
     }
-    font::register()?;
-    // Fail on the path first, with the system's words, rather than through the encoder.
-    std::fs::File::create(path).with_context(|| path.display().to_string())?;
-    let sel = Selection::new(report, trace, opts)?;
-    let size = (opts.size.0, height(opts, &sel));
-    if size.0 == 0 || size.1 == 0 {
-        bail!("empty picture size");
-    }
-    let root = BitMapBackend::new(path, size).into_drawing_area();
-    draw(&root, report, trace, &sel, opts).with_context(|| path.display().to_string())
+    done
 }

@@ -10,7 +10,7 @@ use plotters::prelude::*;
 use super::marks::{ACK, Mark, SENT, marker};
 use super::select::{Selection, Window, label};
 use super::trace::{FlowTrace, RNR, Thinned};
-use super::{err, font::FAMILY};
+use super::{axes, err, font::FAMILY};
 use crate::analyze::Report;
 use crate::analyze::psn::psn_diff;
 
@@ -92,6 +92,45 @@ pub fn thin(points: impl Iterator<Item = (f64, f64)>, x: &std::ops::Range<f64>) 
     out
 }
 
+/// Runs of consecutive PSNs (each one above the last, or equal) that fall in one pixel
+/// column, as (first point, last point), in time order: a burst is drawn as a segment from its
+/// first to its last PSN, so thinning to pixels never shows PSNs that were sent as missing; a
+/// real hole, even inside one column, starts a new run.
+pub fn runs(points: impl Iterator<Item = Pt>, x: &std::ops::Range<f64>) -> Vec<(Pt, Pt)> {
+    let w = (x.end - x.start).max(f64::MIN_POSITIVE);
+    let col = |px: f64| (((px - x.start) / w) * COLUMNS as f64).clamp(0.0, COLUMNS as f64) as usize;
+    let mut out: Vec<(Pt, Pt)> = Vec::new();
+    let mut cur: Option<(usize, Pt, Pt)> = None;
+    for p in points {
+        let c = col(p.0);
+        match &mut cur {
+            Some((cc, _, last)) if *cc == c && (0.0..=1.0).contains(&(p.1 - last.1)) => *last = p,
+            _ => {
+                if let Some((_, a, b)) = cur.take() {
+                    out.push((a, b));
+                }
+                cur = Some((c, p, p));
+            }
+        }
+    }
+    if let Some((_, a, b)) = cur {
+        out.push((a, b));
+    }
+    out
+}
+
+/// A legend entry's count: the markers drawn, and those past the recorder's cap
+/// ([`MAX_MARKS`](super::trace::MAX_MARKS)) that the report counts but the plot cannot draw.
+fn counted(what: &str, drawn: usize, dropped: u64) -> String {
+    match dropped {
+        0 => format!("{what} ({drawn})"),
+        d => format!(
+            "{what} ({}; {d} past the recorder's cap not drawn)",
+            drawn as u64 + d
+        ),
+    }
+}
+
 /// Times of markers drawn on one row: all of them up to [`MAX_DRAWN`], else one per pixel
 /// column.
 pub fn thin_x(xs: &[f64], xr: &std::ops::Range<f64>) -> Vec<f64> {
@@ -152,13 +191,19 @@ where
     let un = Unwrap::new(&t.sent);
     let x = |ts: u64| win.x(ts, unit);
     let inw = |ts: &u64| win.contains(*ts);
-    let sent = thin(
+    let sent_pts = || {
         un.pts
             .iter()
             .filter(|p| inw(&p.0))
-            .map(|p| (x(p.0), p.2 as f64)),
-        &xr,
-    );
+            .map(|p| (x(p.0), p.2 as f64))
+    };
+    let sent_runs = runs(sent_pts(), &xr);
+    let sent = if sent_runs.len() <= MAX_DOTS {
+        sent_runs.iter().flat_map(|&(a, b)| [a, b]).collect()
+    } else {
+        thin(sent_pts(), &xr)
+    };
+    let sent_n = sent_count(t, &un, win);
     let acks = thin(
         t.acks
             .pts
@@ -226,32 +271,38 @@ where
         .y_label_area_size(90)
         .build_cartesian_2d(xr.clone(), yr.clone())
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc(format!("time since first frame ({uname})"))
-        .y_desc("PSN (unwrapped)")
-        .y_label_formatter(&|v| format!("{v:.0}"))
-        .label_style((FAMILY, 13))
-        .axis_desc_style((FAMILY, 14))
-        .light_line_style(RGBColor(235, 235, 235))
-        .draw()
-        .map_err(err)?;
-    let n = |v: usize, what: &str| format!("{what} ({v})");
-    if sent.len() <= MAX_DOTS {
+    axes::mesh(
+        chart
+            .configure_mesh()
+            .x_desc(axes::time_desc(uname))
+            .x_label_formatter(&axes::time_label)
+            .y_desc("PSN (unwrapped)")
+            .y_labels(axes::whole_labels(&yr, 10))
+            .y_label_formatter(&|v| axes::whole(*v)),
+    )
+    .draw()
+    .map_err(err)?;
+    if sent_runs.len() <= MAX_DOTS {
+        // A run of PSNs inside one pixel column: a segment between dots at its ends.
+        chart
+            .draw_series(
+                sent_runs
+                    .iter()
+                    .filter(|(a, b)| a != b)
+                    .map(|&(a, b)| PathElement::new(vec![a, b], SENT.stroke_width(2))),
+            )
+            .map_err(err)?;
         chart
             .draw_series(sent.iter().map(|&p| Circle::new(p, 2, SENT.filled())))
             .map_err(err)?
-            .label(n(t.sent.pts.len(), "sent in sequence"))
+            .label(format!("sent in sequence ({sent_n})"))
             .legend(|c| Circle::new(c, 3, SENT.filled()));
     } else {
         // Too dense for dots: one line through the pixel columns' extremes.
         chart
             .draw_series(LineSeries::new(sent.iter().copied(), SENT.stroke_width(2)))
             .map_err(err)?
-            .label(format!(
-                "sent in sequence ({} kept, line)",
-                t.sent.pts.len()
-            ))
+            .label(format!("sent in sequence ({sent_n}, line)"))
             .legend(|(a, b)| PathElement::new(vec![(a - 6, b), (a + 6, b)], SENT.stroke_width(2)));
     }
     if !acks.is_empty() {
@@ -261,14 +312,14 @@ where
             .label("ACKed PSN (reverse flow)")
             .legend(|(a, b)| PathElement::new(vec![(a - 6, b), (a + 6, b)], ACK.stroke_width(2)));
     }
-    let shapes: [(Mark, &Vec<Pt>, &str); 5] = [
-        (Mark::Ce, &ce, "CE-marked"),
-        (Mark::Gap, &gaps, "gap (first missing PSN)"),
-        (Mark::Retx, &retx, "retransmission"),
-        (Mark::Nak, &naks, "NAK"),
-        (Mark::Rnr, &rnrs, "RNR NAK"),
+    let shapes: [(Mark, &Vec<Pt>, &str, u64); 5] = [
+        (Mark::Ce, &ce, "CE-marked", t.ce.dropped),
+        (Mark::Gap, &gaps, "gap (first missing PSN)", t.gaps.dropped),
+        (Mark::Retx, &retx, "retransmission", t.retx.dropped),
+        (Mark::Nak, &naks, "NAK", t.naks.dropped),
+        (Mark::Rnr, &rnrs, "RNR NAK", 0),
     ];
-    for (m, pts, what) in shapes {
+    for (m, pts, what, dropped) in shapes {
         if pts.is_empty() {
             continue;
         }
@@ -283,7 +334,7 @@ where
             );
             (d, l)
         } else {
-            (pts.clone(), n(pts.len(), what))
+            (pts.clone(), counted(what, pts.len(), dropped))
         };
         chart
             .draw_series(drawn.iter().map(|&p| marker(m, p, m.color())))
@@ -301,16 +352,63 @@ where
                     .map(|&cx| marker(Mark::Cnp, (cx, top), Mark::Cnp.color())),
             )
             .map_err(err)?
-            .label(n(cnps.len(), "CNP received (top edge)"))
+            .label(counted(
+                "CNP received (top edge)",
+                cnps.len(),
+                t.cnps.dropped,
+            ))
             .legend(|c| marker(Mark::Cnp, c, Mark::Cnp.legend_color()));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .label_font((FAMILY, 13))
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(160, 160, 160))
-        .draw()
-        .map_err(err)?;
-    Ok(())
+    axes::legend(&mut chart, SeriesLabelPosition::LowerRight)
+}
+
+/// The flow's first transmissions in the window, as the legend counts them: exact while the
+/// recorder kept every one ([`Thinned`] keeps one in `stride` past its cap), else all it saw
+/// when the window holds the flow's whole span, else an estimate from the kept ones.
+fn sent_count(t: &FlowTrace, un: &Unwrap, win: Window) -> String {
+    let kept = un.pts.iter().filter(|p| win.contains(p.0)).count() as u64;
+    let stride = t.sent.stride.max(1);
+    if stride == 1 {
+        return kept.to_string();
+    }
+    let all = un.pts.iter().all(|p| win.contains(p.0));
+    if all {
+        t.sent.seen.to_string()
+    } else {
+        format!("about {}", kept * stride)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_keep_bursts_whole_and_holes_open() {
+        let x = 0.0..1200.0;
+        // PSNs 12..=19 inside one pixel column: one run, drawn 12 to 19 (thinning kept only
+        // the lowest and highest point, which read as a hole of 6 PSNs).
+        let burst: Vec<Pt> = (12..=19)
+            .map(|p| (5.0 + p as f64 * 0.01, p as f64))
+            .collect();
+        assert_eq!(
+            runs(burst.iter().copied(), &x),
+            vec![((5.12, 12.0), (5.19, 19.0))]
+        );
+        // A real hole in the same column (14, 15 missing): two runs; the next column: a third.
+        let holed: Vec<Pt> = [10.0, 11.0, 12.0, 13.0, 16.0, 17.0]
+            .iter()
+            .map(|&p| (5.0 + p * 0.01, p))
+            .chain([(7.5, 18.0)])
+            .collect();
+        assert_eq!(
+            runs(holed.iter().copied(), &x),
+            vec![
+                ((5.1, 10.0), (5.13, 13.0)),
+                ((5.16, 16.0), (5.17, 17.0)),
+                ((7.5, 18.0), (7.5, 18.0))
+            ]
+        );
+        assert_eq!(thin(burst.iter().copied(), &x).len(), 2);
+    }
 }

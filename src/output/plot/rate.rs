@@ -5,11 +5,12 @@
 use anyhow::Result;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::marks::{Mark, SERIES, marker};
 use super::select::{Selection, Window, label};
 use super::trace::FlowTrace;
-use super::{Trace, err, font::FAMILY};
+use super::{Trace, axes, err, font::FAMILY};
 use crate::analyze::Report;
 
 /// Default number of bins across the span (coarse enough that a flow sending every few bins
@@ -89,13 +90,23 @@ where
         sel,
         22,
     )?;
-    let h = body.dim_in_pixel().1;
-    let (upper, lower) = body.split_vertically(h * 62 / 100);
     let series: Vec<(usize, Vec<RateBin>)> = sel
         .flows
         .iter()
         .map(|&i| (i, rebin(trace, &trace.flows[i], &win, width)))
         .collect();
+    // The congestion panel only when there is congestion to show (CE marks or CNPs).
+    let ce = series.iter().any(|(_, v)| v.iter().any(|b| b.4 > 0));
+    let cnps = series
+        .iter()
+        .any(|(i, _)| trace.flows[*i].cnps.v.iter().any(|ts| win.contains(*ts)));
+    let h = body.dim_in_pixel().1;
+    let (upper, lower) = if ce || cnps {
+        let (u, l) = body.split_vertically(h * 62 / 100);
+        (u, Some(l))
+    } else {
+        (body, None)
+    };
     let gbps = |bytes: u64| bytes as f64 * 8.0 / width as f64;
     let x = |ts: u64| win.x(ts, unit);
     let ymax = series
@@ -110,15 +121,15 @@ where
         .y_label_area_size(70)
         .build_cartesian_2d(xr.clone(), 0.0..ymax)
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc(format!("time since first frame ({uname})"))
-        .y_desc("Gb/s (solid: payload, dashed: BTH..ICRC)")
-        .label_style((FAMILY, 13))
-        .axis_desc_style((FAMILY, 14))
-        .light_line_style(RGBColor(235, 235, 235))
-        .draw()
-        .map_err(err)?;
+    axes::mesh(
+        chart
+            .configure_mesh()
+            .x_desc(axes::time_desc(uname))
+            .x_label_formatter(&axes::time_label)
+            .y_desc("Gb/s (solid: payload, dashed: BTH..ICRC)"),
+    )
+    .draw()
+    .map_err(err)?;
     for (k, (i, v)) in series.iter().enumerate() {
         let c = SERIES[k % SERIES.len()];
         // A step line: each bin's rate held across the bin.
@@ -144,21 +155,23 @@ where
             .map_err(err)?;
     }
     if !series.is_empty() {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FAMILY, 13))
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(160, 160, 160))
-            .draw()
-            .map_err(err)?;
+        axes::legend(&mut chart, SeriesLabelPosition::UpperRight)?;
     }
-    congestion(&lower, trace, sel, &series, (unit, uname))
+    match lower {
+        Some(lower) => congestion(&lower, report, trace, sel, &series, (unit, uname)),
+        None => Ok(()),
+    }
 }
+
+/// The first CNP row's height on the CE-fraction axis, and the rows' spacing.
+const CNP_ROW0: f64 = 1.1;
+/// See [`CNP_ROW0`].
+const CNP_ROW: f64 = 0.1;
 
 /// The lower panel: CE fraction per bin and CNP arrivals.
 fn congestion<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
+    report: &Report,
     trace: &Trace,
     sel: &Selection,
     series: &[(usize, Vec<RateBin>)],
@@ -169,22 +182,33 @@ where
 {
     let win = sel.window;
     let x = |ts: u64| win.x(ts, unit);
+    // One row of CNP markers per flow above the fraction scale.
+    let top = CNP_ROW0 + CNP_ROW * series.len() as f64;
     let mut chart = ChartBuilder::on(area)
         .margin(8)
         .x_label_area_size(36)
         .y_label_area_size(70)
-        .build_cartesian_2d(win.range(unit), 0.0..1.2)
+        .build_cartesian_2d(win.range(unit), 0.0..top)
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc(format!("time since first frame ({uname})"))
-        .y_desc("CE-marked fraction")
-        .y_labels(7)
-        .label_style((FAMILY, 13))
-        .axis_desc_style((FAMILY, 14))
-        .light_line_style(RGBColor(235, 235, 235))
-        .draw()
-        .map_err(err)?;
+    axes::mesh(
+        chart
+            .configure_mesh()
+            .x_desc(axes::time_desc(uname))
+            .x_label_formatter(&axes::time_label)
+            .y_desc("CE-marked fraction")
+            .y_labels(6)
+            // No fraction above 1: the rows above it are CNPs.
+            .y_label_formatter(&|v| {
+                if *v <= 1.0 + 1e-9 {
+                    format!("{v:.1}")
+                } else {
+                    String::new()
+                }
+            }),
+    )
+    .draw()
+    .map_err(err)?;
+    let row_label = (FAMILY, axes::LABEL_PX).into_font();
     let mut cnps = 0usize;
     for (k, (i, v)) in series.iter().enumerate() {
         let c = SERIES[k % SERIES.len()];
@@ -206,8 +230,12 @@ where
             .map(|&ts| x(ts))
             .collect();
         cnps += arrivals.len();
-        // CNPs ride just above the fraction scale, one row per flow.
-        let y = 1.16 - 0.03 * (k % 4) as f64;
+        if arrivals.is_empty() {
+            continue;
+        }
+        // CNPs ride above the fraction scale, one row per flow in legend order, each row
+        // named by its flow's number left of the axis, in the flow's colour.
+        let y = CNP_ROW0 + CNP_ROW * k as f64;
         let drawn = super::psn::thin_x(&arrivals, &win.range(unit));
         chart
             .draw_series(
@@ -216,23 +244,27 @@ where
                     .map(|&cx| marker(Mark::Cnp, (cx, y), Mark::Cnp.color())),
             )
             .map_err(err)?;
+        let (px, py) = chart.backend_coord(&(win.range(unit).start, y));
+        let (ax, ay) = area.get_base_pixel();
+        area.draw_text(
+            &format!("#{} CNPs", report.flows[*i].id),
+            &row_label
+                .clone()
+                .color(&c)
+                .pos(Pos::new(HPos::Right, VPos::Center)),
+            (px - ax - 6, py - ay),
+        )
+        .map_err(err)?;
     }
     if cnps > 0 {
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), u32>>())
             .map_err(err)?
             .label(format!(
-                "CNP received by the flow's sender ({cnps}), one row per flow, in legend order"
+                "CNP received by the flow's sender ({cnps}), one row per flow (#N left of the axis)"
             ))
             .legend(|c| marker(Mark::Cnp, c, Mark::Cnp.legend_color()));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font((FAMILY, 13))
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(160, 160, 160))
-            .draw()
-            .map_err(err)?;
+        axes::legend(&mut chart, SeriesLabelPosition::LowerRight)?;
     }
     Ok(())
 }

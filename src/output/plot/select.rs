@@ -41,9 +41,12 @@ impl Window {
         }
     }
 
-    /// The span on the axis.
+    /// The span on the axis, with a margin of 2 % of it on each side so that the first and
+    /// last packets are not drawn on the axes (none before the first frame, time 0).
     pub fn range(&self, unit: f64) -> std::ops::Range<f64> {
-        self.x(self.lo_ns, unit)..self.x(self.hi_ns, unit)
+        let pad = (self.hi_ns - self.lo_ns) / 50;
+        let before = pad.min(self.lo_ns.saturating_sub(self.base_ns));
+        self.x(self.lo_ns - before, unit)..self.x(self.hi_ns.saturating_add(pad), unit)
     }
 }
 
@@ -67,14 +70,19 @@ fn drawable(kind: Kind, t: &FlowTrace) -> bool {
                 || !t.naks.v.is_empty()
                 || !t.cnps.v.is_empty()
         }
-        Kind::Rate => !t.bins.is_empty() || !t.cnps.v.is_empty(),
+        // A flow of ACKs only (or CNPs only, sent) has no rate to draw: its CNPs are drawn
+        // with the data flow whose sender received them.
+        Kind::Rate => t.bins.iter().any(|b| b.payload > 0) || !t.cnps.v.is_empty(),
         Kind::Latency => !t.rtt.v.is_empty() || !t.read_latency.v.is_empty(),
         Kind::Messages => !t.msgs.v.is_empty(),
     }
 }
 
 impl Selection {
-    /// Choose flows and span.
+    /// Choose flows and span. Without `--from` / `--to`, the span is the RoCE activity of the
+    /// flows drawn (first to last packet), not the whole capture: an NCCL capture spends its
+    /// first seconds in TCP bootstrap, which would leave the pictures empty (issue 39). Time 0
+    /// of the axes stays the capture's first frame, as `--from`/`--to` count it.
     ///
     /// # Errors
     /// A `--from`/`--to` span that is empty or outside the capture.
@@ -82,8 +90,17 @@ impl Selection {
         let first = report.frames.first_ts_ns.unwrap_or(0);
         let last = report.frames.last_ts_ns.unwrap_or(first);
         let at = |s: f64| first.saturating_add((s.max(0.0) * 1e9) as u64);
-        let lo = opts.from_s.map_or(first, at);
-        let hi = opts.to_s.map_or(last, at).min(last.max(lo));
+        let flows = Self::flows(report, trace, opts);
+        let drawn = &flows[..flows.len().min(opts.top.max(1))];
+        let active = |f: fn(&crate::analyze::report::FlowReport) -> u64| {
+            drawn.iter().map(move |&i| f(&report.flows[i]))
+        };
+        let (roce_lo, roce_hi) = (
+            active(|f| f.first_ts_ns).min().unwrap_or(first).max(first),
+            active(|f| f.last_ts_ns).max().unwrap_or(last).min(last),
+        );
+        let lo = opts.from_s.map_or(roce_lo, at);
+        let hi = opts.to_s.map_or(roce_hi.max(lo), at).min(last.max(lo));
         if opts.from_s.is_some() && lo > last {
             bail!(
                 "--from {} s is after the capture's end ({:.6} s)",
@@ -96,6 +113,22 @@ impl Selection {
         }
         // A single instant still gets a visible span.
         let hi = if hi > lo { hi } else { lo + 1000 };
+        let left_out = flows.len().saturating_sub(opts.top.max(1));
+        let mut flows = flows;
+        flows.truncate(opts.top.max(1));
+        Ok(Selection {
+            flows,
+            left_out,
+            window: Window {
+                base_ns: first,
+                lo_ns: lo,
+                hi_ns: hi,
+            },
+        })
+    }
+
+    /// The flows with something to draw for `opts`, largest payload first.
+    fn flows(report: &Report, trace: &Trace, opts: &Options) -> Vec<usize> {
         let mut flows: Vec<usize> = report
             .flows
             .iter()
@@ -109,17 +142,7 @@ impl Selection {
             .map(|f| f.id)
             .collect();
         flows.sort_by_key(|&i| (std::cmp::Reverse(report.flows[i].payload_bytes), i));
-        let left_out = flows.len().saturating_sub(opts.top.max(1));
-        flows.truncate(opts.top.max(1));
-        Ok(Selection {
-            flows,
-            left_out,
-            window: Window {
-                base_ns: first,
-                lo_ns: lo,
-                hi_ns: hi,
-            },
-        })
+        flows
     }
 
     /// A note for the caption: how many flows `--top` left out, if any.

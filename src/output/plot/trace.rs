@@ -28,10 +28,13 @@ pub struct Thinned {
     pub stride: u64,
     /// Points still to skip before the next one kept.
     skip: u64,
+    /// Points pushed, kept or not.
+    pub seen: u64,
 }
 
 impl Thinned {
     fn push(&mut self, ts: u64, v: u32) {
+        self.seen += 1;
         if self.skip > 0 {
             self.skip -= 1;
             return;
