@@ -140,6 +140,8 @@ pub struct Settings {
 /// The last frames, bounded by their bytes.
 struct Ring {
     frames: VecDeque<capfile::Record>,
+    /// The frames' numbers, in step with `frames`.
+    numbers: VecDeque<u64>,
     bytes: usize,
     cap: usize,
     /// Frames dropped from the front.
@@ -156,6 +158,7 @@ impl Ring {
         while self.bytes + rec.data.len() > self.cap
             && let Some(old) = self.frames.pop_front()
         {
+            self.numbers.pop_front();
             self.bytes -= old.data.len();
             self.dropped += 1;
             data = old.data;
@@ -168,7 +171,26 @@ impl Ring {
             data,
             orig_len: rec.len,
         });
+        self.numbers.push_back(rec.number);
     }
+}
+
+/// The detail view's line of a frame of flow `k` (`None` for other frames).
+fn brief(k: &FlowKey, rec: &Record<'_>, frame: &Frame<'_>) -> Option<Brief> {
+    let p = frame.roce()?;
+    let bth = p.bth?;
+    if bth.dest_qp != k.dest_qp || p.src != k.src || p.dst != k.dst {
+        return None;
+    }
+    Some(Brief {
+        number: rec.number,
+        ts_ns: rec.ts_ns,
+        opcode: Opcode(bth.opcode.0).token(),
+        psn: bth.psn,
+        payload: p.payload_len,
+        ce: p.ecn == Some(crate::decode::Ecn::Ce),
+        ack_req: bth.ack_req,
+    })
 }
 
 /// The capture thread's state.
@@ -195,6 +217,7 @@ impl Engine {
             analyzer: Analyzer::new(settings.analyze.clone()),
             ring: Ring {
                 frames: VecDeque::new(),
+                numbers: VecDeque::new(),
                 bytes: 0,
                 cap: settings.keep_bytes,
                 dropped: 0,
@@ -234,23 +257,44 @@ impl Engine {
     }
 
     fn keep_recent(&mut self, k: &FlowKey, rec: &Record<'_>, frame: &Frame<'_>) {
-        let Some(p) = frame.roce() else { return };
-        let Some(bth) = p.bth else { return };
-        if bth.dest_qp != k.dest_qp || p.src != k.src || p.dst != k.dst {
+        let Some(b) = brief(k, rec, frame) else {
             return;
-        }
+        };
         if self.recent.len() == RECENT {
             self.recent.pop_front();
         }
-        self.recent.push_back(Brief {
-            number: rec.number,
-            ts_ns: rec.ts_ns,
-            opcode: Opcode(bth.opcode.0).token(),
-            psn: bth.psn,
-            payload: p.payload_len,
-            ce: p.ecn == Some(crate::decode::Ecn::Ce),
-            ack_req: bth.ack_req,
-        });
+        self.recent.push_back(b);
+    }
+
+    /// The selected flow's last packets among the kept frames (decoded again: a few ms for the
+    /// 64 MiB kept by default, once per change of selection).
+    fn recent_from_ring(&mut self) {
+        self.recent.clear();
+        let Some(k) = self.selected else { return };
+        let mut found = Vec::new();
+        for (r, &number) in self.ring.frames.iter().zip(&self.ring.numbers).rev() {
+            if found.len() == RECENT {
+                break;
+            }
+            let rec = Record {
+                number,
+                ts_ns: r.ts_ns,
+                base_ts_ns: 0,
+                caplen: r.data.len() as u32,
+                len: r.orig_len,
+                data: &r.data,
+            };
+            let frame = decode_frame(
+                self.settings.linktype,
+                rec.data,
+                rec.len,
+                &self.settings.decode,
+            );
+            if let Some(b) = brief(&k, &rec, &frame) {
+                found.push(b);
+            }
+        }
+        self.recent.extend(found.into_iter().rev());
     }
 
     /// Carry out a command of the screen.
@@ -258,9 +302,9 @@ impl Engine {
         match c {
             Command::Select(k) => {
                 if k != self.selected {
-                    self.recent.clear();
+                    self.selected = k;
+                    self.recent_from_ring();
                 }
-                self.selected = k;
             }
             Command::Write(path) => self.message = Some(self.write(&path)),
             Command::Pause(p) => feed.set_paused(p),
@@ -392,4 +436,184 @@ pub fn run(
         next_tick = next_tick.max(Instant::now());
     }
     engine
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::Address;
+    use crate::source::FileSource;
+    use crate::synth::frame::{Bth, Packet};
+    use std::sync::mpsc;
+
+    /// Frames of two QPs from 10.0.0.1 to 10.0.0.2: `n` SEND ONLY to QP 0x11 (PSN 0, 1, …,
+    /// 100 payload bytes) and after each of them a SEND ONLY to QP 0x22, 1 µs apart.
+    fn frames(n: u32) -> Vec<(u64, Vec<u8>)> {
+        let mut v = Vec::new();
+        for i in 0..n {
+            for qp in [0x11, 0x22] {
+                let mut p = Packet::v4(
+                    [10, 0, 0, 1],
+                    [10, 0, 0, 2],
+                    Bth {
+                        opcode: 0x04,
+                        dest_qp: qp,
+                        psn: i,
+                        ..Bth::default()
+                    },
+                );
+                p.payload_len = 100;
+                v.push((1_000 * v.len() as u64, p.build()));
+            }
+        }
+        v
+    }
+
+    /// A feed of frames in memory, all due at once.
+    struct VecFeed {
+        frames: Vec<(u64, Vec<u8>)>,
+        next: usize,
+    }
+
+    impl Feed for VecFeed {
+        fn next(&mut self) -> Result<Step<'_>> {
+            let Some((ts, data)) = self.frames.get(self.next) else {
+                return Ok(Step::End);
+            };
+            self.next += 1;
+            Ok(Step::Record(Record {
+                number: self.next as u64,
+                ts_ns: *ts,
+                base_ts_ns: 0,
+                caplen: data.len() as u32,
+                len: data.len() as u32,
+                data,
+            }))
+        }
+        fn now_ns(&self) -> u64 {
+            self.frames.last().map_or(0, |f| f.0)
+        }
+        fn drops(&mut self) -> Option<(u64, u64)> {
+            None
+        }
+    }
+
+    fn settings(keep_bytes: usize) -> Settings {
+        Settings {
+            decode: DecodeConfig::default(),
+            analyze: AnalyzeConfig::default(),
+            linktype: LinkType::ETHERNET,
+            snaplen: 65535,
+            keep_bytes,
+        }
+    }
+
+    fn key(qp: u32) -> FlowKey {
+        FlowKey {
+            src: Address::V4([10, 0, 0, 1]),
+            dst: Address::V4([10, 0, 0, 2]),
+            dest_qp: qp,
+            session: None,
+        }
+    }
+
+    /// Frames in a pcapng file, read back through the project's reader.
+    fn count_frames(path: &std::path::Path) -> u64 {
+        let mut src = FileSource::open(path.to_str().unwrap()).unwrap();
+        let mut n = 0;
+        while src.next_record().unwrap().is_some() {
+            n += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn thread_ticks_commands_and_end() {
+        let sent = frames(100);
+        let wire: u64 = sent.iter().map(|f| f.1.len() as u64).sum();
+        let (tick_tx, tick_rx) = mpsc::sync_channel(4);
+        let (cmd_tx, cmd_rx) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = Arc::clone(&stop);
+        let frames = sent.clone();
+        let t = std::thread::spawn(move || {
+            let mut feed = VecFeed { frames, next: 0 };
+            run(
+                Engine::new(settings(1 << 20)),
+                &mut feed,
+                &tick_tx,
+                &cmd_rx,
+                &stop2,
+            )
+            .frames()
+        });
+        let next = || tick_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        let mut tick = next();
+        while tick.ended.is_none() {
+            tick = next();
+        }
+        assert_eq!(tick.ended.as_deref(), Some("end of file"));
+        assert_eq!((tick.frames, tick.roce, tick.bytes), (200, 200, wire));
+        let packets: Vec<(u32, u64)> = tick
+            .flows
+            .iter()
+            .map(|f| (f.key.dest_qp, f.packets))
+            .collect();
+        assert_eq!(packets, [(0x11, 100), (0x22, 100)]);
+        let report = tick.report.expect("the report at the end");
+        assert_eq!(report.flows.len(), 2);
+        assert_eq!(report.frames.total, 200);
+        // Selecting QP 0x22 finds its last packets among the kept frames; w writes them all.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.pcapng");
+        cmd_tx.send(Command::Select(Some(key(0x22)))).unwrap();
+        cmd_tx.send(Command::Write(path.clone())).unwrap();
+        let mut tick = next();
+        while tick.message.is_none() {
+            tick = next();
+        }
+        assert_eq!(
+            tick.message.as_deref(),
+            Some(format!("wrote 200 frames to {}", path.display()).as_str())
+        );
+        assert_eq!(count_frames(&path), 200);
+        let psns: Vec<u32> = tick.recent.iter().map(|b| b.psn).collect();
+        assert_eq!(psns, (100 - RECENT as u32..100).collect::<Vec<_>>());
+        assert!(tick.recent.iter().all(|b| b.opcode == "RC_SEND_ONLY"));
+        // Frame numbers: QP 0x22's packets are the even frames.
+        assert_eq!(tick.recent.last().map(|b| b.number), Some(200));
+        stop.store(true, Ordering::SeqCst);
+        assert_eq!(t.join().unwrap(), 200);
+    }
+
+    #[test]
+    fn kept_frames_are_bounded_by_bytes() {
+        let sent = frames(50);
+        let len = sent[0].1.len();
+        // Room for 10 frames.
+        let mut e = Engine::new(settings(10 * len + len / 2));
+        for (i, (ts, data)) in sent.iter().enumerate() {
+            e.frame(&Record {
+                number: i as u64 + 1,
+                ts_ns: *ts,
+                base_ts_ns: 0,
+                caplen: data.len() as u32,
+                len: data.len() as u32,
+                data,
+            });
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.pcapng");
+        let msg = e.write(&path);
+        assert_eq!(
+            msg,
+            format!(
+                "wrote the last 10 frames to {} (90 older ones no longer kept)",
+                path.display()
+            )
+        );
+        assert_eq!(count_frames(&path), 10);
+        // The counters still cover every frame.
+        assert_eq!(e.frames(), 100);
+    }
 }
