@@ -51,8 +51,9 @@ pub struct TopArgs {
     /// Kernel capture buffer size: bytes, or with a K, M or G suffix.
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = super::parse_size)]
     pub buffer_size: u32,
-    /// Most bytes of the latest frames kept in memory for `w` (written as pcapng).
-    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = super::parse_size)]
+    /// Most bytes of the latest frames kept in memory for `w` (written as pcapng): bytes, or
+    /// with a K, M or G suffix; 0 keeps none.
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_keep)]
     pub keep: u32,
     /// Folder `w` writes its pcapng files into.
     #[arg(long, value_name = "DIR", default_value = ".")]
@@ -82,6 +83,15 @@ pub struct TopArgs {
     /// Split flows by mirror session (ERSPAN session ID / VXLAN VNI) too.
     #[arg(long = "encap-session")]
     pub encap_session: bool,
+}
+
+/// `--keep`: a size as `--buffer-size` takes it, or 0.
+fn parse_keep(s: &str) -> Result<u32, String> {
+    if s.trim() == "0" {
+        Ok(0)
+    } else {
+        super::parse_size(s)
+    }
 }
 
 fn parse_speed(s: &str) -> Result<f64, String> {
