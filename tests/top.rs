@@ -352,6 +352,42 @@ fn sigterm_ends_it_like_q() {
 }
 
 #[test]
+fn a_read_error_ends_the_replay_and_status_1() {
+    if !have_tmux("a_read_error_ends_the_replay_and_status_1") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rc = dir.path().join("rc");
+    let err = dir.path().join("err");
+    // The sample cut 10 bytes before its end: its last record is incomplete.
+    let bytes = fs::read(sample("write_bw.pcap")).unwrap();
+    let cut = dir.path().join("cut.pcap");
+    fs::write(&cut, &bytes[..bytes.len() - 10]).unwrap();
+    let cmd = format!(
+        "{BIN} top -r {} 2> {}; echo $? > {}; sleep 60",
+        cut.display(),
+        err.display(),
+        rc.display()
+    );
+    let t = Tmux::start(100, 30, &cmd);
+    t.wait_for(30, |s| s[1].contains("finished: capture error"));
+    t.keys("q");
+    let end = Instant::now() + Duration::from_secs(10);
+    while !rc.exists() {
+        assert!(Instant::now() < end, "top did not end on q");
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(100));
+    assert_eq!(fs::read_to_string(&rc).unwrap().trim(), "1");
+    let err = fs::read_to_string(&err).unwrap();
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("roce-inspect: ") && last.contains("stopped after"),
+        "{err}"
+    );
+}
+
+#[test]
 fn not_a_terminal_is_one_line_and_status_2() {
     let out = Command::new(BIN)
         .args(["top", "-r"])

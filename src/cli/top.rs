@@ -191,7 +191,14 @@ pub fn top(a: &TopArgs) -> Result<Outcome> {
             return Ok(o);
         }
     }
-    Ok(Outcome::Ok)
+    match done.error {
+        // As `capture` ends on a read error: the report first, then the error, exit status 1.
+        Some(e) => Err(anyhow::anyhow!(
+            "{e}: {source} stopped after {} frames",
+            done.frames
+        )),
+        None => Ok(Outcome::Ok),
+    }
 }
 
 /// Open the source the arguments name: the feed, its settings, and its name for the header.

@@ -24,6 +24,8 @@ pub struct Finished {
     pub report: Report,
     /// Frames read.
     pub frames: u64,
+    /// The read error that ended the capture, if one did.
+    pub error: Option<String>,
 }
 
 /// Run `top` over `feed` until the user quits or `stop` is set (a signal): the screen on a
@@ -57,9 +59,14 @@ pub fn run(
         .join()
         .map_err(|_| anyhow::anyhow!("the screen thread panicked"))?;
     let frames = engine.frames();
+    let error = engine.error().map(str::to_string);
     let report = engine.finish();
     shown?;
-    Ok(Finished { report, frames })
+    Ok(Finished {
+        report,
+        frames,
+        error,
+    })
 }
 
 /// The screen thread: set the terminal up, loop, restore it whatever happened.
@@ -147,6 +154,7 @@ impl Ui {
             .update(t.now_ns, &t.flows, t.frames, t.roce, t.bytes);
         let s = &mut self.screen;
         s.drops = t.drops;
+        s.first_ts_ns = t.first_ts_ns;
         if !self.model.paused() {
             s.recent = t.recent;
         }

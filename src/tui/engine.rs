@@ -91,6 +91,8 @@ pub struct Brief {
 pub struct Tick {
     /// The capture's clock, ns (see [`Feed::now_ns`]).
     pub now_ns: u64,
+    /// The first frame's capture time, ns (the zero of the detail view's times).
+    pub first_ts_ns: Option<u64>,
     /// Frames so far, and of them RoCE.
     pub frames: u64,
     /// RoCE frames so far.
@@ -207,6 +209,8 @@ pub struct Engine {
     next_report: Instant,
     /// The report built at the end of the input (no more after it).
     final_report: bool,
+    /// The read error that ended the input, if one did.
+    error: Option<String>,
     message: Option<String>,
 }
 
@@ -231,6 +235,7 @@ impl Engine {
             report: None,
             next_report: Instant::now(),
             final_report: false,
+            error: None,
             message: None,
         }
     }
@@ -356,6 +361,7 @@ impl Engine {
         self.analyzer.live_flows(&mut flows);
         Tick {
             now_ns: feed.now_ns(),
+            first_ts_ns: self.analyzer.frame_counts().first_ts_ns,
             frames: self.frames,
             roce: self.roce,
             bytes: self.bytes,
@@ -371,6 +377,11 @@ impl Engine {
     /// Frames read so far.
     pub fn frames(&self) -> u64 {
         self.frames
+    }
+
+    /// The read error that ended the input, if one did.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
     }
 
     /// End the analysis: the final report.
@@ -411,6 +422,7 @@ pub fn run(
                     true
                 }
                 Err(e) => {
+                    engine.error = Some(format!("{e:#}"));
                     ended = Some(format!("capture error: {e:#}"));
                     next_tick = Instant::now();
                     true

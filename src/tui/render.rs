@@ -27,6 +27,8 @@ pub struct Screen {
     pub findings: Vec<PaneLine>,
     /// The selected flow's last packets (detail view).
     pub recent: Vec<Brief>,
+    /// The first frame's time, ns: the zero of the detail view's times.
+    pub first_ts_ns: Option<u64>,
     /// The latest report (the selected flow's gaps in the detail view).
     pub report: Option<std::sync::Arc<Report>>,
     /// Whether the detail view replaces the findings pane (`Enter`).
@@ -113,7 +115,11 @@ fn draw_table(f: &mut Frame<'_>, m: &Model, area: Rect) {
         };
         Cell::from(title).style(st)
     }));
-    let body = rows.iter().map(|r| {
+    // Only the rows in view are formatted: the selected one and those above it.
+    let visible = (area.height.saturating_sub(1) as usize).max(1);
+    let sel = m.selected_index(&rows);
+    let start = sel.map_or(0, |i| (i + 1).saturating_sub(visible));
+    let body = rows.iter().skip(start).take(visible).map(|r| {
         TRow::new(cols.iter().map(|(c, w)| {
             let cell = Cell::from(r.cell(*c, *w));
             match c {
@@ -134,7 +140,7 @@ fn draw_table(f: &mut Frame<'_>, m: &Model, area: Rect) {
         .header(head)
         .column_spacing(1)
         .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED));
-    let mut state = TableState::default().with_selected(m.selected_index(&rows));
+    let mut state = TableState::default().with_selected(sel.map(|i| i - start));
     f.render_stateful_widget(table, area, &mut state);
 }
 
@@ -197,9 +203,9 @@ fn detail(m: &Model, s: &Screen, height: u16) -> Paragraph<'static> {
     let room = inner.saturating_sub(lines.len());
     for b in s.recent.iter().skip(s.recent.len().saturating_sub(room)) {
         lines.push(Line::from(format!(
-            "{:>8} {:>15.6} {:<28} PSN {:#08x} {:>5} B{}{}",
+            "{:>8} {:>11.6} {:<28} PSN {:#08x} {:>5} B{}{}",
             b.number,
-            b.ts_ns as f64 / 1e9,
+            b.ts_ns.saturating_sub(s.first_ts_ns.unwrap_or(b.ts_ns)) as f64 / 1e9,
             b.opcode,
             b.psn,
             b.payload,
@@ -302,5 +308,14 @@ mod tests {
         );
         assert!(lines[23].starts_with("q quit"), "{lines:#?}");
         assert!(lines.iter().any(|l| l.contains("findings")));
+        // 13 of the 30 rows fit (24 lines: 2 header, 1 table header, 7 pane, 1 keys); selecting
+        // the last scrolls it into view (QP 0x100, the fewest packets) at the bottom, QP 0x10c
+        // on top.
+        assert!(!lines.iter().any(|l| l.contains("0x000100")));
+        m.move_selection(100);
+        t.draw(|f| draw(f, &m, &s)).unwrap();
+        let lines = screen_text(&t);
+        assert!(lines[15].contains("0x000100"), "{lines:#?}");
+        assert!(lines[3].contains("0x00010c"), "{lines:#?}");
     }
 }
