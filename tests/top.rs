@@ -388,6 +388,43 @@ fn a_read_error_ends_the_replay_and_status_1() {
 }
 
 #[test]
+fn no_permission_is_capture_s_line() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: no_permission_is_capture_s_line needs root (to drop privileges)");
+        return;
+    }
+    if !have_tmux("no_permission_is_capture_s_line") {
+        return;
+    }
+    // The same command as user nobody, without capabilities.
+    let nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+    let capture = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{nobody} {BIN} capture lo -c 1"))
+        .output()
+        .expect("capture");
+    let want = String::from_utf8_lossy(&capture.stderr).to_string();
+    assert!(want.contains("permission denied"), "{want}");
+    let dir = tempfile::tempdir().unwrap();
+    let (rc, err) = (dir.path().join("rc"), dir.path().join("err"));
+    let cmd = format!(
+        "{nobody} {BIN} top lo 2> {}; echo $? > {}; sleep 60",
+        err.display(),
+        rc.display()
+    );
+    let _t = Tmux::start(100, 30, &cmd);
+    let end = Instant::now() + Duration::from_secs(10);
+    while !rc.exists() {
+        assert!(Instant::now() < end, "top did not end");
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(100));
+    assert_eq!(fs::read_to_string(&rc).unwrap().trim(), "1");
+    assert_eq!(fs::read_to_string(&err).unwrap(), want);
+}
+
+#[test]
 fn not_a_terminal_is_one_line_and_status_2() {
     let out = Command::new(BIN)
         .args(["top", "-r"])

@@ -93,7 +93,7 @@ pub struct Tick {
     pub now_ns: u64,
     /// The first frame's capture time, ns (the zero of the detail view's times).
     pub first_ts_ns: Option<u64>,
-    /// Frames so far, and of them RoCE.
+    /// Frames so far.
     pub frames: u64,
     /// RoCE frames so far.
     pub roce: u64,
