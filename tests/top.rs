@@ -299,6 +299,19 @@ fn keys_sort_select_detail_write_and_summary() {
         "{}",
         s.join("\n")
     );
+    // A resize to 80x24: the screen follows (the key line at the new bottom, nothing wider).
+    let st = t
+        .tmux()
+        .args(["resize-window", "-t", &t.session, "-x", "80", "-y", "24"])
+        .status()
+        .expect("resize-window");
+    assert!(st.success());
+    let s = t.wait_for(5, |s| s.len() == 24 && s[23].starts_with("q quit"));
+    assert!(
+        s.iter().all(|l| l.chars().count() <= 80),
+        "{}",
+        s.join("\n")
+    );
     // w: every frame of the file written as pcapng, which `read` reads back.
     t.keys("w");
     let s = t.wait_for(5, |s| s[1].contains("wrote 327 frames"));
@@ -532,4 +545,19 @@ fn live_loopback_rows() {
     });
     assert!(s[0].contains("8 frames (8 RoCE)"), "{}", s.join("\n"));
     quit_and_check(&t, &rc, "q");
+}
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    for args in [
+        vec!["top", "-r", "x.pcap", "--speed", "0"],
+        vec!["top", "-r", "x.pcap", "--speed", "fast"],
+        vec!["top", "--speed", "2", "eth0"],
+        vec!["top", "eth0", "-r", "x.pcap"],
+    ] {
+        let out = Command::new(BIN).args(&args).output().expect("top");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
 }

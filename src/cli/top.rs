@@ -96,8 +96,10 @@ fn parse_keep(s: &str) -> Result<u32, String> {
 
 fn parse_speed(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
-        _ => Err(format!("'{s}' is not a speed-up factor (a number above 0)")),
+        Ok(v) if (0.001..=1e6).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a speed-up factor (a number from 0.001 to 1000000)"
+        )),
     }
 }
 

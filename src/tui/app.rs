@@ -47,10 +47,9 @@ pub fn run(
     let ui = std::thread::Builder::new()
         .name("top-screen".into())
         .spawn(move || {
-            let r = screen(&tick_rx, &cmd_tx, &ui_stop, source, &save_dir);
-            // Whatever ended the screen ends the capture.
-            ui_stop.store(true, Ordering::SeqCst);
-            r
+            // Whatever ends the screen, a panic included, ends the capture.
+            let _stop = StopOnDrop(Arc::clone(&ui_stop));
+            screen(&tick_rx, &cmd_tx, &ui_stop, source, &save_dir)
         })
         .context("starting the screen thread")?;
     let engine = engine::run(Engine::new(settings), feed, &tick_tx, &cmd_rx, &stop);
@@ -67,6 +66,15 @@ pub fn run(
         frames,
         error,
     })
+}
+
+/// Sets the flag when dropped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
 }
 
 /// The screen thread: set the terminal up, loop, restore it whatever happened.

@@ -150,10 +150,12 @@ impl ReplayFeed {
         }
     }
 
-    /// When the frame at `ts` is due.
-    fn due(&self, ts: u64) -> Instant {
+    /// When the frame at `ts` is due; `None` when that is too far ahead to say (a time stamp
+    /// centuries after the first frame's).
+    fn due(&self, ts: u64) -> Option<Instant> {
         let since = ts.saturating_sub(self.first_ts.unwrap_or(ts));
-        self.start + Duration::from_secs_f64(since as f64 / 1e9 / self.speed)
+        let wait = Duration::try_from_secs_f64(since as f64 / 1e9 / self.speed).ok()?;
+        self.start.checked_add(wait)
     }
 
     /// Read the next frame into the buffer; false at the end of the file.
@@ -195,11 +197,14 @@ impl Feed for ReplayFeed {
         let Some(p) = &self.pending else {
             return Ok(Step::Idle);
         };
-        let due = self.due(p.ts_ns);
         let now = Instant::now();
-        if due > now {
-            std::thread::sleep((due - now).min(Duration::from_millis(20)));
-            return Ok(Step::Idle);
+        match self.due(p.ts_ns) {
+            Some(due) if due <= now => {}
+            due => {
+                let wait = due.map_or(Duration::MAX, |d| d - now);
+                std::thread::sleep(wait.min(Duration::from_millis(20)));
+                return Ok(Step::Idle);
+            }
         }
         let Some(p) = self.pending.take() else {
             return Ok(Step::Idle);
