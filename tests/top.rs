@@ -285,11 +285,11 @@ fn keys_sort_select_detail_write_and_summary() {
     });
     // s: sorted by packets.
     t.keys("s");
-    t.wait_for(5, |s| s[1].starts_with("sort: packets"));
+    t.wait_for(5, |s| s[2].starts_with("sort: packets"));
     // Enter: the detail pane names the selected flow (the first row).
     t.keys("Enter");
     let s = t.wait_for(5, |s| s.iter().any(|l| l.contains("(RC)")));
-    let first = s[3]
+    let first = s[4]
         .split_whitespace()
         .take(3)
         .collect::<Vec<_>>()
@@ -314,7 +314,7 @@ fn keys_sort_select_detail_write_and_summary() {
     );
     // w: every frame of the file written as pcapng, which `read` reads back.
     t.keys("w");
-    let s = t.wait_for(5, |s| s[1].contains("wrote 327 frames"));
+    let s = t.wait_for(5, |s| s[2].contains("wrote 327 frames"));
     let written: Vec<PathBuf> = fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -383,7 +383,7 @@ fn a_read_error_ends_the_replay_and_status_1() {
         rc.display()
     );
     let t = Tmux::start(100, 30, &cmd);
-    t.wait_for(30, |s| s[1].contains("finished: capture error"));
+    t.wait_for(30, |s| s[2].contains("finished: capture error"));
     t.keys("q");
     let end = Instant::now() + Duration::from_secs(10);
     while !rc.exists() {
@@ -543,7 +543,7 @@ fn live_loopback_rows() {
     let s = t.wait_for(10, |s| {
         row_packets(s, flow, 0x11) == Some(5) && row_packets(s, flow, 0x22) == Some(3)
     });
-    assert!(s[0].contains("8 frames (8 RoCE)"), "{}", s.join("\n"));
+    assert!(s[1].contains("8 frames (8 RoCE)"), "{}", s.join("\n"));
     quit_and_check(&t, &rc, "q");
 }
 

@@ -256,9 +256,14 @@ pub fn flow_text(k: &FlowKey) -> String {
     }
 }
 
-/// Bits per second as Gb/s with two decimals (`0.00` for idle, `-` never).
+/// Bits per second as Gb/s with two decimals; `<0.01` for a flow that moves less than
+/// 10 Mb/s but moves (`0.00` is idle).
 pub fn gbps(bps: f64) -> String {
-    format!("{:.2}", bps / 1e9)
+    if bps > 0.0 && bps < 0.005e9 {
+        "<0.01".into()
+    } else {
+        format!("{:.2}", bps / 1e9)
+    }
 }
 
 /// A count in `width` cells: exact while it fits, else with a k / M / G suffix (powers of
@@ -711,6 +716,9 @@ mod tests {
         assert_eq!(r.cell(Column::Spark, 4), " ▂▃█");
         assert_eq!(r.cell(Column::Flow, 30), "10.0.0.1 → 10.0.0.2");
         assert_eq!(r.cell(Column::Flow, 10), "10.0.0.1 …");
+        assert_eq!(gbps(0.0), "0.00");
+        assert_eq!(gbps(1e6), "<0.01");
+        assert_eq!(gbps(25.004e9), "25.00");
         assert_eq!(count(99_999, 5), "99999");
         assert_eq!(count(123_456, 5), "123k");
         assert_eq!(count(9_990_000_000, 4), "10G");

@@ -41,9 +41,9 @@ pub struct Screen {
 pub fn draw(f: &mut Frame<'_>, m: &Model, s: &Screen) {
     let area = f.area();
     // The bottom pane takes a third of what the header and key line leave, at least 4 rows.
-    let pane = ((area.height.saturating_sub(3)) / 3).max(4);
+    let pane = ((area.height.saturating_sub(4)) / 3).max(4);
     let [head, table, bottom, keys] = Layout::vertical([
-        Constraint::Length(2),
+        Constraint::Length(3),
         Constraint::Min(3),
         Constraint::Length(pane),
         Constraint::Length(1),
@@ -59,21 +59,21 @@ pub fn draw(f: &mut Frame<'_>, m: &Model, s: &Screen) {
     f.render_widget(key_line(m, s), keys);
 }
 
-/// The two header lines: source, rates, frames, drops, elapsed; state.
+/// The three header lines: what is watched, elapsed time and drops; rates and frames; sort
+/// column and state (paused, finished, the last `w` message).
 fn header(m: &Model, s: &Screen) -> Paragraph<'static> {
     let t = m.totals();
     let drops = match s.drops {
         Some((d, i)) => format!("drops {d}/{i}"),
         None => "drops -".into(),
     };
-    let first = format!(
-        "{}  {:.0} pkt/s  {} Gb/s  {} frames ({} RoCE)  {drops}  {:.0}s",
-        s.source,
+    let first = format!("{}  {:.0}s  {drops}", s.source, s.elapsed_s);
+    let second = format!(
+        "{:.0} pkt/s  {} Gb/s  {} frames ({} RoCE)",
         t.pps,
         model::gbps(t.bps),
         t.frames,
-        t.roce,
-        s.elapsed_s
+        t.roce
     );
     let mut state = format!("sort: {}", m.sort().column().title());
     if m.paused() {
@@ -85,11 +85,10 @@ fn header(m: &Model, s: &Screen) -> Paragraph<'static> {
     if let Some(msg) = &s.message {
         state.push_str(&format!("  {msg}"));
     }
+    let bold = Style::default().add_modifier(Modifier::BOLD);
     Paragraph::new(vec![
-        Line::from(Span::styled(
-            first,
-            Style::default().add_modifier(Modifier::BOLD),
-        )),
+        Line::from(Span::styled(first, bold)),
+        Line::from(Span::styled(second, bold)),
         Line::from(state),
     ])
 }
@@ -293,29 +292,28 @@ mod tests {
         t.draw(|f| draw(f, &m, &s)).unwrap();
         let lines = screen_text(&t);
         assert!(lines[0].starts_with("capture on eth0"), "{lines:#?}");
+        assert!(lines[1].contains("30000 frames (30000 RoCE)"), "{lines:#?}");
+        assert!(lines[2].starts_with("sort: Gb/s"), "{lines:#?}");
         assert!(
-            lines[2].contains("src → dst") && lines[2].contains("CNPs"),
+            lines[3].contains("src → dst") && lines[3].contains("CNPs"),
             "{lines:#?}"
         );
         // Sorted by rate (all 0), then packets: QP 0x11d (1029 packets) first, selected.
+        assert!(lines[4].starts_with("192.168.100.101 → 19… "), "{lines:#?}");
         assert!(
-            lines[3].contains("192.168.100.101 → 1…") || lines[3].contains("0x00011d"),
-            "{lines:#?}"
-        );
-        assert!(
-            lines[3].contains("0x00011d") && lines[3].contains("1029"),
+            lines[4].contains("0x00011d") && lines[4].contains("1029"),
             "{lines:#?}"
         );
         assert!(lines[23].starts_with("q quit"), "{lines:#?}");
         assert!(lines.iter().any(|l| l.contains("findings")));
-        // 13 of the 30 rows fit (24 lines: 2 header, 1 table header, 7 pane, 1 keys); selecting
+        // 13 of the 30 rows fit (24 lines: 3 header, 1 table header, 6 pane, 1 keys); selecting
         // the last scrolls it into view (QP 0x100, the fewest packets) at the bottom, QP 0x10c
         // on top.
         assert!(!lines.iter().any(|l| l.contains("0x000100")));
         m.move_selection(100);
         t.draw(|f| draw(f, &m, &s)).unwrap();
         let lines = screen_text(&t);
-        assert!(lines[15].contains("0x000100"), "{lines:#?}");
-        assert!(lines[3].contains("0x00010c"), "{lines:#?}");
+        assert!(lines[16].contains("0x000100"), "{lines:#?}");
+        assert!(lines[4].contains("0x00010c"), "{lines:#?}");
     }
 }
