@@ -68,6 +68,18 @@ pub fn run(
     })
 }
 
+/// Where `w` writes: `DIR/roce-inspect-top-UNIXTIME.pcapng`, with `-2`, `-3`, … before the
+/// extension when that file exists (two `w` within a second).
+fn save_path(dir: &std::path::Path, unix_s: u64) -> PathBuf {
+    let mut p = dir.join(format!("roce-inspect-top-{unix_s}.pcapng"));
+    let mut n = 1;
+    while p.exists() {
+        n += 1;
+        p = dir.join(format!("roce-inspect-top-{unix_s}-{n}.pcapng"));
+    }
+    p
+}
+
 /// Sets the flag when dropped.
 struct StopOnDrop(Arc<AtomicBool>);
 
@@ -211,10 +223,7 @@ impl Ui {
                 let _ = self.commands.send(Command::Pause(self.model.paused()));
             }
             KeyCode::Char('w') => {
-                let path = self.save_dir.join(format!(
-                    "roce-inspect-top-{}.pcapng",
-                    engine::wall_ns() / 1_000_000_000
-                ));
+                let path = save_path(&self.save_dir, engine::wall_ns() / 1_000_000_000);
                 self.screen.message = Some(format!("writing {}…", path.display()));
                 let _ = self.commands.send(Command::Write(path));
             }
@@ -222,5 +231,27 @@ impl Ui {
         }
         self.tell_selection();
         Action::Redraw
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn save_paths_do_not_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = save_path(dir.path(), 1_700_000_000);
+        assert_eq!(first, dir.path().join("roce-inspect-top-1700000000.pcapng"));
+        std::fs::write(&first, b"").unwrap();
+        let second = save_path(dir.path(), 1_700_000_000);
+        assert_eq!(
+            second,
+            dir.path().join("roce-inspect-top-1700000000-2.pcapng")
+        );
+        std::fs::write(&second, b"").unwrap();
+        assert!(
+            save_path(dir.path(), 1_700_000_000).ends_with("roce-inspect-top-1700000000-3.pcapng")
+        );
     }
 }
