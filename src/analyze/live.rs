@@ -180,4 +180,98 @@ mod tests {
             serde_json::to_value(&r).unwrap()
         );
     }
+
+    /// One packet of a random exchange between 10.0.0.1 (requester, QP 0x11 at the peer)
+    /// and 10.0.0.2 (responder, QP 0x22 at the peer): (opcode, PSN, AETH syndrome, CE).
+    type Step = (u8, u32, u8, bool);
+
+    /// Feed `steps`, the first one as frame `first + 1` at `first` µs.
+    fn feed(a: &mut Analyzer, steps: &[Step], first: usize) {
+        let cfg = DecodeConfig::default();
+        for (i, &(opcode, psn, syndrome, ce)) in (first..).zip(steps) {
+            // Requests go from .1 to QP 0x22; ACKs, READ responses and CNPs come back.
+            let back = matches!(opcode, 0x0d..=0x11 | 0x81);
+            let (src, dst, qp) = if back {
+                ([10, 0, 0, 2], [10, 0, 0, 1], 0x11)
+            } else {
+                ([10, 0, 0, 1], [10, 0, 0, 2], 0x22)
+            };
+            let mut p = Packet::v4(
+                src,
+                dst,
+                Bth {
+                    opcode,
+                    dest_qp: qp,
+                    psn,
+                    ack_req: true,
+                    ..Bth::default()
+                },
+            );
+            p.udp_src = 0xc011;
+            p.ext.aeth = (syndrome, i as u32);
+            p.ext.reth = (0x1000, 0x1234, 1024);
+            p.payload_len = match opcode {
+                0x06 | 0x07 | 0x0d | 0x0e => 1024,
+                0x04 | 0x08 | 0x0a | 0x0f | 0x10 => 100,
+                _ => 0,
+            };
+            if ce {
+                p.set_ecn(3);
+            }
+            let data = p.build();
+            let f = decode_frame(LinkType::ETHERNET, &data, data.len() as u32, &cfg);
+            a.push(i as u64 + 1, 1_000 * i as u64, &f);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+        /// The report of a copy taken after any prefix of an exchange is the report of an
+        /// analysis of that prefix alone, and the analysis goes on unchanged after the copy.
+        #[test]
+        fn report_so_far_is_the_prefix_s_report(
+            steps in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec![
+                        0x04u8, 0x06, 0x07, 0x08, 0x0a, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x81,
+                    ]),
+                    0u32..24,
+                    proptest::sample::select(vec![0x1fu8, 0x60, 0x61, 0x20, 0x63]),
+                    proptest::bool::ANY,
+                ),
+                0..60,
+            ),
+            cut in 0usize..60,
+        ) {
+            let cut = cut.min(steps.len());
+            let mut whole = Analyzer::new(AnalyzeConfig::default());
+            feed(&mut whole, &steps[..cut], 0);
+            let so_far = serde_json::to_value(whole.report_so_far()).unwrap();
+            let mut live = Vec::new();
+            whole.live_flows(&mut live);
+            let mut prefix = Analyzer::new(AnalyzeConfig::default());
+            feed(&mut prefix, &steps[..cut], 0);
+            let prefix_report = prefix.finish();
+            proptest::prop_assert_eq!(&so_far, &serde_json::to_value(&prefix_report).unwrap());
+            // The live counters are the report's fields.
+            proptest::prop_assert_eq!(live.len(), prefix_report.flows.len());
+            for (l, f) in live.iter().zip(&prefix_report.flows) {
+                proptest::prop_assert_eq!(l.packets, f.packets);
+                proptest::prop_assert_eq!(l.retransmitted, f.psn.retransmitted);
+                proptest::prop_assert_eq!(l.gap_events, f.psn.gap_events);
+                proptest::prop_assert_eq!(l.rnr_naks, f.rnr_naks);
+                proptest::prop_assert_eq!(l.cnps, f.cnps);
+                proptest::prop_assert_eq!(l.ce, f.ecn.ce);
+            }
+            // Going on after the copy ends as an analysis that never made one.
+            feed(&mut whole, &steps[cut..], cut);
+            let mut fresh = Analyzer::new(AnalyzeConfig::default());
+            feed(&mut fresh, &steps, 0);
+            proptest::prop_assert_eq!(
+                serde_json::to_value(whole.finish()).unwrap(),
+                serde_json::to_value(fresh.finish()).unwrap()
+            );
+        }
+    }
 }
