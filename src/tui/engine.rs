@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use super::ring::Ring;
 use crate::analyze::flow::FlowKey;
 use crate::analyze::live::LiveFlow;
 use crate::analyze::{AnalyzeConfig, Analyzer, Report};
 use crate::decode::{DecodeConfig, Frame, LinkType, Opcode, decode_frame};
 use crate::source::Record;
-use crate::synth::capfile;
 
 /// Time between two ticks (the screen redraws at most this often).
 pub const TICK: Duration = Duration::from_millis(250);
@@ -139,44 +139,6 @@ pub struct Settings {
     pub keep_bytes: usize,
 }
 
-/// The last frames, bounded by their bytes.
-struct Ring {
-    frames: VecDeque<capfile::Record>,
-    /// The frames' numbers, in step with `frames`.
-    numbers: VecDeque<u64>,
-    bytes: usize,
-    cap: usize,
-    /// Frames dropped from the front.
-    dropped: u64,
-}
-
-impl Ring {
-    fn push(&mut self, rec: &Record<'_>) {
-        if self.cap == 0 {
-            return;
-        }
-        // Reuse the oldest frame's buffer once full.
-        let mut data = Vec::new();
-        while self.bytes + rec.data.len() > self.cap
-            && let Some(old) = self.frames.pop_front()
-        {
-            self.numbers.pop_front();
-            self.bytes -= old.data.len();
-            self.dropped += 1;
-            data = old.data;
-        }
-        data.clear();
-        data.extend_from_slice(rec.data);
-        self.bytes += data.len();
-        self.frames.push_back(capfile::Record {
-            ts_ns: rec.ts_ns,
-            data,
-            orig_len: rec.len,
-        });
-        self.numbers.push_back(rec.number);
-    }
-}
-
 /// The detail view's line of a frame of flow `k` (`None` for other frames).
 fn brief(k: &FlowKey, rec: &Record<'_>, frame: &Frame<'_>) -> Option<Brief> {
     let p = frame.roce()?;
@@ -219,13 +181,7 @@ impl Engine {
     pub fn new(settings: Settings) -> Engine {
         Engine {
             analyzer: Analyzer::new(settings.analyze.clone()),
-            ring: Ring {
-                frames: VecDeque::new(),
-                numbers: VecDeque::new(),
-                bytes: 0,
-                cap: settings.keep_bytes,
-                dropped: 0,
-            },
+            ring: Ring::new(settings.keep_bytes),
             settings,
             selected: None,
             recent: VecDeque::new(),
@@ -277,18 +233,10 @@ impl Engine {
         self.recent.clear();
         let Some(k) = self.selected else { return };
         let mut found = Vec::new();
-        for (r, &number) in self.ring.frames.iter().zip(&self.ring.numbers).rev() {
+        for rec in self.ring.records().rev() {
             if found.len() == RECENT {
                 break;
             }
-            let rec = Record {
-                number,
-                ts_ns: r.ts_ns,
-                base_ts_ns: 0,
-                caplen: r.data.len() as u32,
-                len: r.orig_len,
-                data: &r.data,
-            };
             let frame = decode_frame(
                 self.settings.linktype,
                 rec.data,
@@ -318,26 +266,20 @@ impl Engine {
 
     /// Write the kept frames to `path` as pcapng; the status line's text.
     fn write(&mut self, path: &std::path::Path) -> String {
-        let frames = self.ring.frames.make_contiguous();
-        let n = frames.len();
+        let n = self.ring.len();
+        let (lt, snap) = (self.settings.linktype.0, self.settings.snaplen);
         let result = std::fs::File::create(path)
             .map_err(|e| e.to_string())
             .and_then(|f| {
                 let mut w = std::io::BufWriter::new(f);
-                capfile::write_pcapng(
-                    &mut w,
-                    self.settings.linktype.0,
-                    self.settings.snaplen,
-                    frames,
-                )
-                .map_err(|e| e.to_string())?;
+                self.ring.write_pcapng(&mut w, lt, snap)?;
                 std::io::Write::flush(&mut w).map_err(|e| e.to_string())
             });
         match result {
-            Ok(()) if self.ring.dropped > 0 => format!(
+            Ok(()) if self.ring.dropped() > 0 => format!(
                 "wrote the last {n} frames to {} ({} older ones no longer kept)",
                 path.display(),
-                self.ring.dropped
+                self.ring.dropped()
             ),
             Ok(()) => format!("wrote {n} frames to {}", path.display()),
             Err(e) => format!("could not write {}: {e}", path.display()),

@@ -6,6 +6,7 @@
 //!   `Analyzer::live_flows`, a report from `Analyzer::report_so_far` about once a second).
 //! - [`model`]: the view model (rates over a sliding window, sort, selection, cells), pure.
 //! - [`pane`]: the findings pane's lines from a report.
+//! - [`ring`]: the latest frames, bounded by bytes, for `w`.
 //! - [`render`]: ratatui drawing; [`app`]: the screen thread, keys, terminal set-up and restore.
 
 pub mod app;
@@ -14,3 +15,4 @@ pub mod feed;
 pub mod model;
 pub mod pane;
 pub mod render;
+pub mod ring;
