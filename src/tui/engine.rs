@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -385,8 +385,10 @@ pub fn run(
             engine.command(c, feed);
         }
         // A full channel: the screen is behind; this tick is dropped, the next one carries
-        // the same counters later.
-        let _ = ticks.try_send(engine.tick(feed, ended.as_deref()));
+        // the same counters later (and the `w` message it held).
+        if let Err(TrySendError::Full(t)) = ticks.try_send(engine.tick(feed, ended.as_deref())) {
+            engine.message = t.message;
+        }
         next_tick = next_tick.max(Instant::now());
     }
     engine
