@@ -170,6 +170,9 @@ impl Ui {
 
     /// Take a tick of the engine.
     fn apply(&mut self, t: Tick) {
+        if let Some(first) = t.first_ts_ns {
+            self.model.set_origin(first);
+        }
         self.model
             .update(t.now_ns, &t.flows, t.frames, t.roce, t.bytes);
         let s = &mut self.screen;

@@ -359,6 +359,8 @@ pub struct Model {
     total_hist: VecDeque<(u64, u64, u64)>,
     totals: Totals,
     last_update: Option<u64>,
+    /// The first frame's time, ns: the start of the first rates.
+    origin: Option<u64>,
     sort: SortBy,
     selected: Option<FlowKey>,
     paused: bool,
@@ -380,23 +382,49 @@ impl Model {
             total_hist: VecDeque::new(),
             totals: Totals::default(),
             last_update: None,
+            origin: None,
             sort: SortBy::Rate,
             selected: None,
             paused: false,
         }
     }
 
+    /// Set the capture's first frame time, ns: the bytes of the first update count from then
+    /// (a capture shorter than an update still gets its rate).
+    pub fn set_origin(&mut self, first_ts_ns: u64) {
+        self.origin = Some(first_ts_ns);
+    }
+
+    /// When counters new in an update at `now` were 0: the last update's time, else the
+    /// first frame's.
+    fn previous(&self, now: u64) -> Option<u64> {
+        self.last_update
+            .filter(|&p| p < now)
+            .or(self.origin.filter(|&o| o < now))
+    }
+
     /// Take the counters of an update at `now_ns` (the capture's clock): every flow's
     /// cumulative counters, and the capture's frames and wire bytes so far. Ignored while
-    /// paused (the screen stays as it was).
+    /// paused (the screen stays as it was); at time 0 (a replay before its first frame) no
+    /// rate is counted.
     pub fn update(&mut self, now_ns: u64, flows: &[LiveFlow], frames: u64, roce: u64, bytes: u64) {
         if self.paused {
             return;
         }
+        if now_ns == 0 {
+            // Before any frame: nothing to count rates from.
+            self.flows.clear();
+            self.flows.extend_from_slice(flows);
+            self.totals.frames = frames;
+            self.totals.roce = roce;
+            self.select_first();
+            return;
+        }
+        let prev = self.previous(now_ns);
         for f in flows {
             let h = self.hist.entry(f.key).or_default();
             if h.samples.is_empty()
-                && let Some(prev) = self.last_update.filter(|&p| p < now_ns)
+                && let Some(prev) = prev
             {
                 // A flow new since the last update had none of its bytes then.
                 h.samples.push_back((prev, 0));
@@ -407,15 +435,21 @@ impl Model {
         self.flows.extend_from_slice(flows);
         self.update_totals(now_ns, frames, roce, bytes);
         self.last_update = Some(now_ns);
+        self.select_first();
+    }
+
+    /// Select the first row when none is selected.
+    fn select_first(&mut self) {
         if self.selected.is_none() {
             self.selected = self.rows().first().map(|r| r.flow.key);
         }
     }
 
     fn update_totals(&mut self, now: u64, frames: u64, roce: u64, bytes: u64) {
+        let prev = self.previous(now);
         let h = &mut self.total_hist;
         if h.is_empty()
-            && let Some(prev) = self.last_update.filter(|&p| p < now)
+            && let Some(prev) = prev
         {
             h.push_back((prev, 0, 0));
         }
@@ -601,12 +635,29 @@ mod tests {
     #[test]
     fn new_flow_rate_counts_from_the_previous_update() {
         let mut m = Model::new(S);
-        m.update(0, &[], 0, 0, 0);
+        m.update(S, &[], 0, 0, 0);
         // 1,000 bytes in the 0.5 s since the last update: 16 kb/s.
-        m.update(S / 2, &[flow(1, 1, 1000)], 1, 1, 1000);
+        m.update(S + S / 2, &[flow(1, 1, 1000)], 1, 1, 1000);
         assert!((m.rows()[0].bps - 16_000.0).abs() < 1e-6);
         assert!((m.totals().bps - 16_000.0).abs() < 1e-6);
         assert!((m.totals().pps - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn first_rates_count_from_the_first_frame() {
+        // A 100 µs capture seen in one update: 1,250 bytes since its first frame, 100 Gb/s.
+        let mut m = Model::new(S);
+        m.update(0, &[], 0, 0, 0);
+        m.set_origin(5 * S);
+        m.update(
+            5 * S + 100_000,
+            &[flow(1, 10, 1_250_000)],
+            10,
+            10,
+            1_250_000,
+        );
+        assert!((m.rows()[0].bps - 100e9).abs() < 1.0, "{}", m.rows()[0].bps);
+        assert!((m.totals().pps - 100_000.0).abs() < 1e-6);
     }
 
     #[test]
@@ -615,11 +666,11 @@ mod tests {
         let mut a = flow(1, 10, 0);
         let mut b = flow(2, 5, 0);
         let c = flow(3, 7, 0);
-        m.update(0, &[a, b, c], 0, 0, 0);
+        m.update(S, &[a, b, c], 0, 0, 0);
         a.transport_bytes = 100;
         b.transport_bytes = 900;
         b.retransmitted = 4;
-        m.update(S, &[a, b, c], 0, 0, 0);
+        m.update(2 * S, &[a, b, c], 0, 0, 0);
         let qps = |m: &Model| {
             m.rows()
                 .iter()
