@@ -80,13 +80,22 @@ impl Analyzer {
     }
 
     /// The report the capture would give if it ended now (gap verdicts, warnings, connections),
-    /// built from a copy of the analysis state, which goes on unchanged. Costs a copy of every
-    /// flow (about 1 KB each) and a report build: call it about once a second, not per packet.
-    /// Kept messages and the tap are not copied (the report has no `messages`).
+    /// built from a copy of the analysis state ([`Analyzer::snapshot`]), which goes on
+    /// unchanged. Call it about once a second, not per packet.
     pub fn report_so_far(&self) -> Report {
+        self.snapshot().finish()
+    }
+
+    /// A copy of the analysis state whose `finish()` gives the report of the frames pushed so
+    /// far (on another thread, say), while this analysis goes on. Costs a copy of every flow
+    /// (its bounded queues included: at most about 70 KB for a flow with every queue full,
+    /// usually a few hundred bytes); kept messages and the tap are not copied (the report has
+    /// no `messages`), nor what only later packets need (the flow index, UD senders, pairing
+    /// candidates by host).
+    pub fn snapshot(&self) -> Analyzer {
         let mut cfg = self.cfg.clone();
         cfg.keep_messages = false;
-        let copy = Analyzer {
+        Analyzer {
             cfg,
             frames: self.frames.clone(),
             icrc: self.icrc.clone(),
@@ -114,8 +123,7 @@ impl Analyzer {
             unpaired: self.unpaired.clone(),
             unpaired_ud: self.unpaired_ud.clone(),
             multi_session: self.multi_session,
-        };
-        copy.finish()
+        }
     }
 }
 

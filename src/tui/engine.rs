@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -23,8 +23,8 @@ use crate::source::Record;
 /// Time between two ticks (the screen redraws at most this often).
 pub const TICK: Duration = Duration::from_millis(250);
 
-/// Least time between two reports built for the findings pane; more when building one takes
-/// long (a tenth of the capture thread's time at most).
+/// Least time between two reports built for the findings pane (on a thread of their own);
+/// more when building one takes long (four times as long as the last one took).
 pub const REPORT_EVERY: Duration = Duration::from_secs(1);
 
 /// Packets of the selected flow kept for the detail view.
@@ -169,7 +169,9 @@ pub struct Engine {
     bytes: u64,
     report: Option<Arc<Report>>,
     next_report: Instant,
-    /// The report built at the end of the input (no more after it).
+    /// A report being built on a thread of its own, and when it began.
+    building: Option<(Instant, mpsc::Receiver<Report>)>,
+    /// The report of the whole input has been begun (no more after it).
     final_report: bool,
     /// The read error that ended the input, if one did.
     error: Option<String>,
@@ -190,6 +192,7 @@ impl Engine {
             bytes: 0,
             report: None,
             next_report: Instant::now(),
+            building: None,
             final_report: false,
             error: None,
             message: None,
@@ -288,16 +291,14 @@ impl Engine {
 
     /// The tick for the screen now; builds a new report when one is due.
     pub fn tick(&mut self, feed: &mut dyn Feed, ended: Option<&str>) -> Tick {
-        let now = Instant::now();
+        self.take_report();
         let due = match ended {
-            Some(_) => !std::mem::replace(&mut self.final_report, true),
-            None => now >= self.next_report,
+            Some(_) => !self.final_report,
+            None => Instant::now() >= self.next_report,
         };
-        if due {
-            let report = self.analyzer.report_so_far();
-            let took = now.elapsed();
-            self.report = Some(Arc::new(report));
-            self.next_report = Instant::now() + REPORT_EVERY.max(took * 10);
+        if due && self.building.is_none() {
+            self.begin_report();
+            self.final_report = ended.is_some();
         }
         let mut flows = Vec::new();
         self.analyzer.live_flows(&mut flows);
@@ -324,6 +325,41 @@ impl Engine {
     /// The read error that ended the input, if one did.
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()
+    }
+
+    /// Build a report of the frames so far on a thread of its own: only the copy of the
+    /// analysis state is made on the capture thread. Built here if no thread can be started.
+    fn begin_report(&mut self) {
+        let copy = self.analyzer.snapshot();
+        let (tx, rx) = mpsc::sync_channel(1);
+        let spawned = std::thread::Builder::new()
+            .name("top-report".into())
+            .spawn(move || {
+                let _ = tx.send(copy.finish());
+            });
+        if spawned.is_ok() {
+            self.building = Some((Instant::now(), rx));
+        } else {
+            self.report = Some(Arc::new(self.analyzer.report_so_far()));
+            self.next_report = Instant::now() + REPORT_EVERY;
+        }
+    }
+
+    /// Take the report being built if it is ready; the next is due after a second, or four
+    /// times as long as this one took (its thread shares the CPUs with the capture).
+    fn take_report(&mut self) {
+        let Some((began, rx)) = &self.building else {
+            return;
+        };
+        match rx.try_recv() {
+            Ok(r) => {
+                self.report = Some(Arc::new(r));
+                self.next_report = Instant::now() + REPORT_EVERY.max(began.elapsed() * 4);
+                self.building = None;
+            }
+            Err(mpsc::TryRecvError::Empty) => {}
+            Err(mpsc::TryRecvError::Disconnected) => self.building = None,
+        }
     }
 
     /// End the analysis: the final report.
@@ -516,6 +552,10 @@ mod tests {
             .map(|f| (f.key.dest_qp, f.packets))
             .collect();
         assert_eq!(packets, [(0x11, 100), (0x22, 100)]);
+        // The report of the whole input follows (built on a thread of its own).
+        while tick.report.as_ref().is_none_or(|r| r.frames.total < 200) {
+            tick = next();
+        }
         let report = tick.report.expect("the report at the end");
         assert_eq!(report.flows.len(), 2);
         assert_eq!(report.frames.total, 200);
