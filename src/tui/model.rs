@@ -742,6 +742,14 @@ mod tests {
         assert!(l100.iter().any(|(c, _)| *c == Column::Rtt));
         // An IPv4 pair fits whole at 80 and 100 columns.
         assert!(l80[0].1 >= 19 && l100[0].1 >= 19, "{l80:?} {l100:?}");
+        // Where each column drops out (as the README says).
+        let has = |w: u16, c: Column| layout(w).iter().any(|(x, _)| *x == c);
+        for (c, least) in [(Column::Spark, 94), (Column::Rtt, 83), (Column::Rnr, 76)] {
+            assert!(
+                has(least, c) && !has(least - 1, c),
+                "{c:?} from {least} columns"
+            );
+        }
         let l200 = layout(200);
         assert_eq!(l200.len(), COLUMNS.len());
         assert_eq!(sum(&l200), 200, "the flow column takes the rest");
