@@ -6,7 +6,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages the build, the tests and the demo need.
 DEB_PACKAGES := libpcap-dev pkg-config libibverbs-dev librdmacm-dev libclang-dev fonts-dejavu-core \
-                tshark tcpdump mandoc iproute2 time bc jq python3 python3-pip librsvg2-bin
+                tshark tcpdump mandoc iproute2 time bc jq python3 python3-pip librsvg2-bin tmux
 # Headless browser for tests/html.rs, installed only under CI (the test skips without it).
 ifneq ($(CI),)
 DEB_PACKAGES += chromium

@@ -13,3 +13,4 @@ pub mod generate;
 pub mod output;
 pub mod source;
 pub mod synth;
+pub mod tui;

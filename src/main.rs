@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use clap::error::ErrorKind;
 use roce_inspect::cli::pipeline::{self, Outcome};
-use roce_inspect::cli::{Cli, Command, capture, correlate, export};
+use roce_inspect::cli::{Cli, Command, capture, correlate, export, top};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -21,6 +21,7 @@ fn main() -> ExitCode {
         Command::Correlate(a) => correlate::run(a),
         Command::List => capture::list(),
         Command::Plot(a) => roce_inspect::cli::plot::plot(a).map(|()| Outcome::Ok),
+        Command::Top(a) => top::top(a),
     };
     match result {
         Ok(Outcome::Ok) | Ok(Outcome::ClosedPipe) => ExitCode::SUCCESS,

@@ -23,6 +23,7 @@ pub mod cm;
 pub mod congestion;
 pub mod flow;
 pub mod fxhash;
+pub mod live;
 pub mod message;
 pub mod outcome;
 pub mod priority;

@@ -12,6 +12,7 @@ pub mod pipeline;
 pub mod plot;
 pub mod progress;
 pub mod sniff;
+pub mod top;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -154,6 +155,16 @@ pub enum Command {
                             roce-inspect plot trace.pcap --kind latency --from 1.5 --to 2 -o lat.svg"
     )]
     Plot(plot::PlotArgs),
+    /// A live dashboard of RoCE traffic: per-QP rates, packets, retransmissions, PSN gaps,
+    /// NAKs, RNR NAKs, CE marks, CNPs and ACK RTT, updated as they happen (needs a terminal).
+    ///
+    /// Keys: q or Ctrl-C quit, ↑/↓ or j/k select a flow, Enter shows its last packets and
+    /// gaps, s cycles the sort column, p pauses, w writes the frames kept so far to a pcapng
+    /// file. Capturing needs root or CAP_NET_RAW + CAP_NET_ADMIN, as `capture` does.
+    #[command(after_help = "Examples:\n  roce-inspect top eth0\n  \
+                            roce-inspect top mlx5_0 --summary\n  \
+                            roce-inspect top -r samples/congestion.pcap --speed 10")]
+    Top(top::TopArgs),
 }
 
 const CAPTURE_HELP: &str = "By default only RoCE is captured: UDP to port 4791 (and every --roce-port) \

@@ -1,0 +1,561 @@
+//! `roce-inspect top` in a real terminal: tmux sessions of a given size run it, the screen is
+//! read with `tmux capture-pane -p`, keys are sent with `tmux send-keys`.
+//!
+//! - Replay of the samples at 100×30 and 80×24: after the end of the file every flow's row
+//!   shows the packets `read --summary --json` counts for it (an independent path: the batch
+//!   reader and the report, not the dashboard's live counters), and `q` ends `top` with exit
+//!   status 0, the alternate screen left and the terminal back in canonical mode with echo.
+//! - Live on the loopback of a network namespace (root only, as tests/capture.rs): RoCE
+//!   datagrams sent to UDP port 4791 show as their QPs' rows with their packet counts.
+//! - Not a terminal: one line, exit status 2.
+//!
+//! Tests needing tmux skip with one line when it is not installed (`make deps` installs it).
+
+use std::fs;
+use std::net::UdpSocket;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_roce-inspect");
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+/// Whether tmux can be run; prints one skip line when not.
+fn have_tmux(test: &str) -> bool {
+    let ok = Command::new("tmux")
+        .arg("-V")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: {test}: tmux not found (make deps installs it)");
+    }
+    ok
+}
+
+/// A detached tmux session on its own server socket, killed on drop.
+struct Tmux {
+    socket: String,
+    session: String,
+}
+
+impl Tmux {
+    /// Start `cmd` (a shell command line) in a `w`×`h` session.
+    fn start(w: u16, h: u16, cmd: &str) -> Tmux {
+        let t = Tmux {
+            socket: unique("ri-top"),
+            session: "top".into(),
+        };
+        let st = t
+            .tmux()
+            .args(["new-session", "-d", "-s", &t.session])
+            .args(["-x", &w.to_string(), "-y", &h.to_string()])
+            .arg(cmd)
+            .status()
+            .expect("tmux new-session");
+        assert!(st.success(), "tmux new-session failed");
+        t
+    }
+
+    fn tmux(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.socket, "-f", "/dev/null"]);
+        c
+    }
+
+    /// The screen's lines.
+    fn screen(&self) -> Vec<String> {
+        let out = self
+            .tmux()
+            .args(["capture-pane", "-p", "-t", &self.session])
+            .output()
+            .expect("capture-pane");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Wait up to `secs` for a screen on which `ok` holds; that screen.
+    fn wait_for(&self, secs: u64, ok: impl Fn(&[String]) -> bool) -> Vec<String> {
+        let end = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let s = self.screen();
+            if ok(&s) {
+                return s;
+            }
+            assert!(Instant::now() < end, "timed out; screen:\n{}", s.join("\n"));
+            thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn keys(&self, keys: &str) {
+        let st = self
+            .tmux()
+            .args(["send-keys", "-t", &self.session, keys])
+            .status()
+            .expect("send-keys");
+        assert!(st.success());
+    }
+
+    /// A pane variable (`#{alternate_on}`, `#{pane_tty}`).
+    fn var(&self, name: &str) -> String {
+        let out = self
+            .tmux()
+            .args(["display-message", "-p", "-t", &self.session, name])
+            .output()
+            .expect("display-message");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self
+            .tmux()
+            .arg("kill-server")
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name)
+}
+
+/// `read FILE --summary --json`'s flows: (`src → dst`, DestQP, packets).
+fn summary_flows(path: &Path) -> Vec<(String, u32, u64)> {
+    let out = Command::new(BIN)
+        .arg("read")
+        .arg(path)
+        .args(["--summary", "--json"])
+        .output()
+        .expect("read");
+    assert!(out.status.success());
+    let r: Value = serde_json::from_slice(&out.stdout).expect("report JSON");
+    r["flows"]
+        .as_array()
+        .expect("flows")
+        .iter()
+        .map(|f| {
+            (
+                format!(
+                    "{} → {}",
+                    f["src"].as_str().unwrap(),
+                    f["dst"].as_str().unwrap()
+                ),
+                f["dest_qp"].as_u64().unwrap() as u32,
+                f["packets"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The packets column of the row of `flow` (`src → dst`) and `qp` on `screen`.
+fn row_packets(screen: &[String], flow: &str, qp: u32) -> Option<u64> {
+    let qp = format!("{qp:#08x}");
+    screen.iter().find_map(|l| {
+        let rest = l.strip_prefix(flow)?;
+        let mut t = rest.split_whitespace();
+        if t.next()? != qp {
+            return None;
+        }
+        let _gbps = t.next()?;
+        t.next()?.parse().ok()
+    })
+}
+
+/// Whether the terminal `tty` is back in canonical mode with echo (raw mode left).
+fn cooked(tty: &str) -> bool {
+    let out = Command::new("stty")
+        .args(["-F", tty, "-a"])
+        .output()
+        .expect("stty");
+    let s = String::from_utf8_lossy(&out.stdout);
+    let words: Vec<&str> = s.split_whitespace().collect();
+    words.contains(&"icanon") && words.contains(&"echo")
+}
+
+/// Quit with `key` (`q`, `C-c`); check the exit status and the terminal.
+fn quit_and_check(t: &Tmux, rc_file: &Path, key: &str) {
+    let tty = t.var("#{pane_tty}");
+    t.keys(key);
+    let end = Instant::now() + Duration::from_secs(10);
+    while !rc_file.exists() {
+        assert!(Instant::now() < end, "top did not end on q");
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(100));
+    assert_eq!(fs::read_to_string(rc_file).unwrap().trim(), "0");
+    assert_eq!(t.var("#{alternate_on}"), "0", "alternate screen left");
+    assert!(
+        cooked(&tty),
+        "terminal {tty} back in canonical mode with echo"
+    );
+}
+
+fn replay(file: &str, w: u16, h: u16, quit: &str) {
+    let path = sample(file);
+    let want = summary_flows(&path);
+    assert!(!want.is_empty());
+    let dir = tempfile::tempdir().unwrap();
+    let rc = dir.path().join("rc");
+    let cmd = format!(
+        "{BIN} top -r {} --save-dir {}; echo $? > {}; sleep 60",
+        path.display(),
+        dir.path().display(),
+        rc.display()
+    );
+    let t = Tmux::start(w, h, &cmd);
+    // The end of the file, and every row as the summary counts it (waited for together: a
+    // screen read while the terminal is still taking a redraw has its new header before its
+    // new rows). A timeout shows the screen.
+    let screen = t.wait_for(30, |s| {
+        s.iter().any(|l| l.contains("finished: end of file"))
+            && want
+                .iter()
+                .all(|(flow, qp, packets)| row_packets(s, flow, *qp) == Some(*packets))
+    });
+    for l in &screen {
+        assert!(l.chars().count() <= w as usize);
+    }
+    quit_and_check(&t, &rc, quit);
+}
+
+#[test]
+fn replay_rows_equal_the_summary_100x30() {
+    if !have_tmux("replay_rows_equal_the_summary_100x30") {
+        return;
+    }
+    for f in ["write_bw.pcap", "congestion.pcap", "allreduce_node0.pcap"] {
+        replay(f, 100, 30, "q");
+    }
+}
+
+#[test]
+fn replay_rows_equal_the_summary_80x24() {
+    if !have_tmux("replay_rows_equal_the_summary_80x24") {
+        return;
+    }
+    for f in [
+        "read_timeout.pcap",
+        "congestion.pcap",
+        "allreduce_node0.pcap",
+    ] {
+        replay(f, 80, 24, "C-c");
+    }
+}
+
+#[test]
+fn keys_sort_select_detail_write_and_summary() {
+    if !have_tmux("keys_sort_select_detail_write_and_summary") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rc = dir.path().join("rc");
+    let path = sample("congestion.pcap");
+    let cmd = format!(
+        "{BIN} top -r {} --save-dir {} --summary; echo $? > {}; sleep 60",
+        path.display(),
+        dir.path().display(),
+        rc.display()
+    );
+    let t = Tmux::start(100, 30, &cmd);
+    t.wait_for(30, |s| {
+        s.iter().any(|l| l.contains("finished: end of file"))
+    });
+    // s: sorted by packets.
+    t.keys("s");
+    t.wait_for(5, |s| s[2].starts_with("sort: packets"));
+    // Enter: the detail pane names the selected flow (the first row).
+    t.keys("Enter");
+    let s = t.wait_for(5, |s| s.iter().any(|l| l.contains("(RC)")));
+    let first = s[4]
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        s.iter().any(|l| l.contains(&first) && l.contains("(RC)")),
+        "{}",
+        s.join("\n")
+    );
+    // A resize to 80x24: the screen follows (the key line at the new bottom, nothing wider).
+    let st = t
+        .tmux()
+        .args(["resize-window", "-t", &t.session, "-x", "80", "-y", "24"])
+        .status()
+        .expect("resize-window");
+    assert!(st.success());
+    let s = t.wait_for(5, |s| s.len() == 24 && s[23].starts_with("q quit"));
+    assert!(
+        s.iter().all(|l| l.chars().count() <= 80),
+        "{}",
+        s.join("\n")
+    );
+    // w: every frame of the file written as pcapng, which `read` reads back.
+    t.keys("w");
+    let s = t.wait_for(5, |s| s[2].contains("wrote 327 frames"));
+    let written: Vec<PathBuf> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pcapng"))
+        .collect();
+    assert_eq!(written.len(), 1, "{}", s.join("\n"));
+    assert_eq!(summary_flows(&written[0]), summary_flows(&path));
+    quit_and_check(&t, &rc, "q");
+    // --summary: the report printed after the screen closed.
+    t.wait_for(5, |s| {
+        s.iter()
+            .any(|l| l.contains("ICRC failures and malformed frames"))
+    });
+}
+
+#[test]
+fn sigterm_ends_it_like_q() {
+    if !have_tmux("sigterm_ends_it_like_q") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rc = dir.path().join("rc");
+    let pid = dir.path().join("pid");
+    // The shell's exec'd child is top itself; its pid is written first.
+    let cmd = format!(
+        "sh -c 'echo $$ > {}; exec {BIN} top -r {}'; echo $? > {}; sleep 60",
+        pid.display(),
+        sample("write_bw.pcap").display(),
+        rc.display()
+    );
+    let t = Tmux::start(80, 24, &cmd);
+    t.wait_for(30, |s| {
+        s.iter().any(|l| l.contains("finished: end of file"))
+    });
+    let tty = t.var("#{pane_tty}");
+    let pid: i32 = fs::read_to_string(&pid).unwrap().trim().parse().unwrap();
+    // SAFETY: a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let end = Instant::now() + Duration::from_secs(10);
+    while !rc.exists() {
+        assert!(Instant::now() < end, "top did not end on SIGTERM");
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(100));
+    assert_eq!(fs::read_to_string(&rc).unwrap().trim(), "0");
+    assert_eq!(t.var("#{alternate_on}"), "0");
+    assert!(cooked(&tty));
+}
+
+#[test]
+fn a_read_error_ends_the_replay_and_status_1() {
+    if !have_tmux("a_read_error_ends_the_replay_and_status_1") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rc = dir.path().join("rc");
+    let err = dir.path().join("err");
+    // The sample cut 10 bytes before its end: its last record is incomplete.
+    let bytes = fs::read(sample("write_bw.pcap")).unwrap();
+    let cut = dir.path().join("cut.pcap");
+    fs::write(&cut, &bytes[..bytes.len() - 10]).unwrap();
+    let cmd = format!(
+        "{BIN} top -r {} 2> {}; echo $? > {}; sleep 60",
+        cut.display(),
+        err.display(),
+        rc.display()
+    );
+    let t = Tmux::start(100, 30, &cmd);
+    t.wait_for(30, |s| s[2].contains("finished: capture error"));
+    t.keys("q");
+    let end = Instant::now() + Duration::from_secs(10);
+    while !rc.exists() {
+        assert!(Instant::now() < end, "top did not end on q");
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(100));
+    assert_eq!(fs::read_to_string(&rc).unwrap().trim(), "1");
+    let err = fs::read_to_string(&err).unwrap();
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("roce-inspect: ") && last.contains("stopped after"),
+        "{err}"
+    );
+}
+
+#[test]
+fn no_permission_is_capture_s_line() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: no_permission_is_capture_s_line needs root (to drop privileges)");
+        return;
+    }
+    if !have_tmux("no_permission_is_capture_s_line") {
+        return;
+    }
+    // The same command as user nobody, without capabilities.
+    let nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+    let capture = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{nobody} {BIN} capture lo -c 1"))
+        .output()
+        .expect("capture");
+    let want = String::from_utf8_lossy(&capture.stderr).to_string();
+    assert!(want.contains("permission denied"), "{want}");
+    let dir = tempfile::tempdir().unwrap();
+    let (rc, err) = (dir.path().join("rc"), dir.path().join("err"));
+    let cmd = format!(
+        "{nobody} {BIN} top lo 2> {}; echo $? > {}; sleep 60",
+        err.display(),
+        rc.display()
+    );
+    let _t = Tmux::start(100, 30, &cmd);
+    let end = Instant::now() + Duration::from_secs(10);
+    while !rc.exists() {
+        assert!(Instant::now() < end, "top did not end");
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(100));
+    assert_eq!(fs::read_to_string(&rc).unwrap().trim(), "1");
+    assert_eq!(fs::read_to_string(&err).unwrap(), want);
+}
+
+#[test]
+fn not_a_terminal_is_one_line_and_status_2() {
+    let out = Command::new(BIN)
+        .args(["top", "-r"])
+        .arg(sample("write_bw.pcap"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("top");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("top needs a terminal"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Live, on a network namespace's loopback
+
+/// A network namespace for the test's lifetime, its loopback up.
+struct Netns(String);
+
+impl Netns {
+    fn new() -> Netns {
+        let name = unique("ri-top");
+        for args in [
+            vec!["netns", "add", &name],
+            vec!["-n", &name, "link", "set", "lo", "up"],
+        ] {
+            let st = Command::new("ip").args(&args).status().expect("ip");
+            assert!(st.success(), "ip {args:?}");
+        }
+        Netns(name)
+    }
+
+    /// Send UDP datagrams `payloads` to 127.0.0.1:4791 from a socket inside the namespace.
+    fn send(&self, payloads: Vec<Vec<u8>>) {
+        let path = format!("/run/netns/{}", self.0);
+        thread::spawn(move || {
+            let ns = fs::File::open(&path).unwrap();
+            // SAFETY: a valid namespace fd; only this thread changes namespace.
+            let rc = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
+            assert_eq!(rc, 0);
+            let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+            for p in &payloads {
+                sock.send_to(p, "127.0.0.1:4791").unwrap();
+            }
+        })
+        .join()
+        .unwrap();
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.0])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// A RoCEv2 UDP payload: BTH (IBTA Vol 1 §9.2: opcode, flags 0, P_Key 0xFFFF, DestQP, PSN),
+/// a RETH for WRITE ONLY (opcode 0x0A), `payload` bytes and 4 ICRC bytes (not checked here).
+fn roce(opcode: u8, qp: u32, psn: u32, payload: usize) -> Vec<u8> {
+    let mut t = vec![opcode, 0, 0xff, 0xff, 0];
+    t.extend_from_slice(&qp.to_be_bytes()[1..]);
+    t.push(0);
+    t.extend_from_slice(&psn.to_be_bytes()[1..]);
+    if opcode == 0x0a {
+        t.extend_from_slice(&0x1000u64.to_be_bytes());
+        t.extend_from_slice(&0x1234u32.to_be_bytes());
+        t.extend_from_slice(&(payload as u32).to_be_bytes());
+    }
+    t.extend(std::iter::repeat_n(0x5a, payload));
+    t.extend_from_slice(&[0; 4]);
+    t
+}
+
+#[test]
+fn live_loopback_rows() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: live_loopback_rows needs root (network namespace, packet capture)");
+        return;
+    }
+    if !have_tmux("live_loopback_rows") {
+        return;
+    }
+    let ns = Netns::new();
+    let dir = tempfile::tempdir().unwrap();
+    let rc = dir.path().join("rc");
+    let cmd = format!(
+        "ip netns exec {} {BIN} top lo; echo $? > {}; sleep 60",
+        ns.0,
+        rc.display()
+    );
+    let t = Tmux::start(100, 30, &cmd);
+    t.wait_for(20, |s| s[0].starts_with("capture on lo"));
+    // QP 0x11: 5 WRITE ONLY (PSN 0-4); QP 0x22: 3 SEND ONLY (PSN 10-12).
+    let mut p: Vec<Vec<u8>> = (0..5).map(|i| roce(0x0a, 0x11, i, 256)).collect();
+    p.extend((10..13).map(|i| roce(0x04, 0x22, i, 64)));
+    ns.send(p);
+    let flow = "127.0.0.1 → 127.0.0.1";
+    let s = t.wait_for(10, |s| {
+        row_packets(s, flow, 0x11) == Some(5) && row_packets(s, flow, 0x22) == Some(3)
+    });
+    assert!(s[1].contains("8 frames (8 RoCE)"), "{}", s.join("\n"));
+    quit_and_check(&t, &rc, "q");
+}
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    for args in [
+        vec!["top", "-r", "x.pcap", "--speed", "0"],
+        vec!["top", "-r", "x.pcap", "--speed", "fast"],
+        vec!["top", "--speed", "2", "eth0"],
+        vec!["top", "eth0", "-r", "x.pcap"],
+    ] {
+        let out = Command::new(BIN).args(&args).output().expect("top");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+}
