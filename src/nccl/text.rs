@@ -61,7 +61,7 @@ fn captures(r: &Report, w: &mut impl Write) -> io::Result<()> {
     for c in &r.captures {
         writeln!(
             w,
-            "  {}: {} frames, {} RoCE, {} NCCL CTS/data; {} other RoCE packets left alone",
+            "  {}: {} frames, {} RoCE, {} NCCL CTS/data;\n    {} other RoCE packets (ACKs, CNPs, not NCCL's) left alone",
             c.file, c.frames, c.roce, c.nccl, c.other
         )?;
     }
@@ -103,7 +103,7 @@ fn connections(r: &Report, w: &mut impl Write) -> io::Result<()> {
             .collect();
         writeln!(
             w,
-            "{:>2} {} data QP {}{}, {} steps{}, {}; sizes {}",
+            "{:>2} {}, data QP {}{}, {} steps{}",
             c.id,
             c.protocol.map_or("protocol ?", |p| p.name()),
             if qps.is_empty() {
@@ -112,13 +112,17 @@ fn connections(r: &Report, w: &mut impl Write) -> io::Result<()> {
                 qps.join(" ")
             },
             c.cts_qp
-                .map_or(String::new(), |q| format!(" CTS QP 0x{q:06x}")),
+                .map_or(String::new(), |q| format!(", CTS QP 0x{q:06x}")),
             c.steps,
             if c.incomplete_steps > 0 {
                 format!(" (+{} incomplete)", c.incomplete_steps)
             } else {
                 String::new()
             },
+        )?;
+        writeln!(
+            w,
+            "   {}; sizes {}",
             findings(c.retransmitted, c.cnps, c.naks, c.ce),
             if sizes.is_empty() {
                 "-".into()
