@@ -271,3 +271,235 @@ fn no_nccl_is_one_line_and_status_1() {
     let out = run(&[sample.to_str().unwrap(), "--collective", "allreduce"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+// ---- The NCCL scenario writer's truth ----
+
+use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, pcap_bytes};
+use roce_inspect::synth::scenario::SNAPLEN;
+use roce_inspect::synth::scenario::nccl::{Algo, Mode, Params, Scenario, Truth, scenario};
+
+fn ip(a: [u8; 4]) -> String {
+    std::net::Ipv4Addr::from(a).to_string()
+}
+
+fn params(algo: Algo, hosts: usize, channels: usize, qps: usize, mode: Mode) -> Params {
+    Params {
+        hosts,
+        algo,
+        channels,
+        qps,
+        mode,
+        imm_big_endian: false,
+        size64: false,
+        steps: 9,
+        step_bytes: 8192,
+        slow: None,
+        lossy: None,
+    }
+}
+
+/// Each host's capture written to `dir` (cut to `snaplen` bytes a frame when given).
+fn files(dir: &Path, s: &Scenario, snaplen: Option<usize>) -> Vec<String> {
+    s.captures
+        .iter()
+        .enumerate()
+        .map(|(i, recs)| {
+            let recs: Vec<_> = match snaplen {
+                Some(n) => recs.iter().map(|r| r.cut(n)).collect(),
+                None => recs.clone(),
+            };
+            let f = dir.join(format!("node{i}.pcap"));
+            std::fs::write(&f, pcap_bytes(LINKTYPE_ETHERNET, SNAPLEN, &recs)).unwrap();
+            f.display().to_string()
+        })
+        .collect()
+}
+
+/// The report's connection for truth connection `t` (by sender, receiver and CTS QP, or by
+/// the first data QP when recognised by immediate).
+fn find<'a>(r: &'a Value, t: &roce_inspect::synth::scenario::nccl::TruthConn) -> &'a Value {
+    r["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            c["sender"] == ip(t.sender)
+                && c["receiver"] == ip(t.receiver)
+                && (c["cts_qp"] == t.cts_qp || c["data_qp"] == t.data_qps[0])
+        })
+        .unwrap_or_else(|| panic!("no connection for {t:?}"))
+}
+
+/// Connections, steps, rings or trees and stragglers equal the truth.
+fn check(r: &Value, truth: &Truth, by_cts: bool) {
+    let conns = r["connections"].as_array().unwrap();
+    assert_eq!(conns.len(), truth.conns.len(), "{r}");
+    for t in &truth.conns {
+        let c = find(r, t);
+        let what = format!("{t:?}: {c}");
+        assert_eq!(c["bytes"], t.bytes, "{what}");
+        assert_eq!(c["messages"], t.messages, "{what}");
+        assert_eq!(c["steps"], t.steps, "{what}");
+        assert_eq!(c["incomplete_steps"], 0, "{what}");
+        if by_cts {
+            assert_eq!(c["cts"], t.cts, "{what}");
+            let mut qps: Vec<u64> = c["qps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|q| q.as_u64().unwrap())
+                .collect();
+            qps.sort_unstable();
+            let want: Vec<u64> = t.data_qps.iter().map(|&q| u64::from(q)).collect();
+            assert_eq!(qps, want, "{what}");
+            assert_eq!(c["channel"], t.channel, "{what}");
+        }
+    }
+    let rings: Vec<(u64, Vec<String>)> = r["rings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            assert_eq!(g["closed"], true, "{g}");
+            let hosts = g["hosts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| h.as_str().unwrap().to_string())
+                .collect();
+            (g["channel"].as_u64().unwrap(), hosts)
+        })
+        .collect();
+    let want: Vec<(u64, Vec<String>)> = truth
+        .rings
+        .iter()
+        .enumerate()
+        .map(|(c, ring)| (c as u64, ring.iter().map(|&h| ip(h)).collect()))
+        .collect();
+    assert_eq!(rings, want, "{}", r["rings"]);
+    let trees: Vec<(String, BTreeSet<(String, String)>)> = r["trees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let edges = t["edges"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| {
+                    (
+                        e[0].as_str().unwrap().to_string(),
+                        e[1].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect();
+            (t["root"].as_str().unwrap().to_string(), edges)
+        })
+        .collect();
+    let want: Vec<(String, BTreeSet<(String, String)>)> = truth
+        .trees
+        .iter()
+        .map(|(root, edges)| {
+            (
+                ip(*root),
+                edges.iter().map(|&(p, c)| (ip(p), ip(c))).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(trees, want, "{}", r["trees"]);
+    for (round, cands, receiver) in &truth.stragglers {
+        let s = r["stragglers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["round"] == *round)
+            .unwrap_or_else(|| panic!("no straggler for round {round}"));
+        let c = &conns[s["connection"].as_u64().unwrap() as usize];
+        let ok = cands.iter().any(|&i| {
+            let t = &truth.conns[i];
+            c["sender"] == ip(t.sender)
+                && c["receiver"] == ip(t.receiver)
+                && c["channel"] == t.channel
+        });
+        assert!(ok, "round {round}: {s} on {c}, expected one of {cands:?}");
+        assert_eq!(
+            s["cause"],
+            if *receiver { "receiver" } else { "wire" },
+            "round {round}: {s}"
+        );
+        if !receiver {
+            assert!(s["retransmitted"].as_u64().unwrap() > 0, "{s}");
+        }
+    }
+}
+
+fn run_scenario(p: &Params, snaplen: Option<usize>) -> (Value, Truth) {
+    let s = scenario(p);
+    let dir = tempfile::tempdir().unwrap();
+    let f = files(dir.path(), &s, snaplen);
+    let refs: Vec<&str> = f.iter().map(String::as_str).collect();
+    (json(&refs), s.truth)
+}
+
+#[test]
+fn scenario_ring_slow_receiver_and_lossy_link() {
+    let mut p = params(Algo::Ring, 4, 2, 2, Mode::RoundRobin);
+    p.slow = Some((2, vec![1, 5]));
+    p.lossy = Some((0, 1, 0, vec![3, 7]));
+    let (r, truth) = run_scenario(&p, None);
+    assert_eq!(truth.stragglers.len(), 4);
+    check(&r, &truth, true);
+    for c in r["connections"].as_array().unwrap() {
+        assert_eq!(c["immediate"], "little-endian");
+        assert_eq!(c["cts_layout"], "entry64_size32");
+        assert_eq!(c["protocol"], "SIMPLE");
+        assert_eq!(c["sizes"], serde_json::json!([[8192, 9]]));
+    }
+    assert_eq!(r["nccl_version"], "2.19-2.25");
+}
+
+#[test]
+fn scenario_trees_big_endian_64_bit_size() {
+    for channels in [1, 2] {
+        let mut p = params(Algo::Tree, 5, channels, 1, Mode::RoundRobin);
+        p.imm_big_endian = true;
+        p.size64 = true;
+        let (r, truth) = run_scenario(&p, None);
+        check(&r, &truth, true);
+        assert_eq!(r["nccl_version"], ">= 2.29");
+    }
+}
+
+#[test]
+fn scenario_split_on_qps_and_adaptive_routing() {
+    for (mode, qps, channels, be) in [
+        (Mode::SplitOnQps, 3, 3, false),
+        (Mode::SplitOnQps, 4, 4, true),
+        (Mode::AdaptiveRouting, 2, 1, true),
+        (Mode::AdaptiveRouting, 1, 2, false),
+    ] {
+        let mut p = params(Algo::Ring, 3, channels, qps, mode);
+        p.imm_big_endian = be;
+        // Chunks of 5 packets or more: the lossy link loses the third.
+        p.step_bytes = 32768;
+        p.lossy = Some((1, 2, 0, vec![4]));
+        let (r, truth) = run_scenario(&p, None);
+        check(&r, &truth, true);
+        let order = if be { "big-endian" } else { "little-endian" };
+        for c in r["connections"].as_array().unwrap() {
+            assert_eq!(c["immediate"], order, "{mode:?}");
+        }
+    }
+}
+
+#[test]
+fn scenario_without_cts_payload_falls_back_to_the_immediate() {
+    // 80 bytes a frame: every header is kept, a CTS entry's payload is not.
+    let p = params(Algo::Ring, 3, 1, 1, Mode::RoundRobin);
+    let (r, truth) = run_scenario(&p, Some(80));
+    check(&r, &truth, false);
+    for c in r["connections"].as_array().unwrap() {
+        assert_eq!(c["recognised"], "immediate");
+        assert_eq!(c["cts"], 0);
+    }
+}

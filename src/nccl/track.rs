@@ -245,7 +245,8 @@ enum Target {
     None,
 }
 
-/// A write message in progress on a data QP.
+/// A write message in progress on a data QP. Its bytes are its RETH DMA length, as the sender
+/// posted it: retransmitted packets and packets the capture missed change nothing.
 #[derive(Clone, Copy, Debug)]
 struct Msg {
     target: Target,
@@ -424,7 +425,7 @@ impl Tracker {
             dq.msg = Some(Msg {
                 target,
                 first_ns: ts,
-                bytes: 0,
+                bytes: u64::from(reth.dma_len),
                 packets: 0,
                 retransmitted: 0,
                 ce: 0,
@@ -434,7 +435,6 @@ impl Tracker {
             self.qps.insert(key, dq);
             return;
         };
-        msg.bytes += u64::from(p.payload_len);
         msg.packets += 1;
         msg.retransmitted += u32::from(retx);
         msg.ce += u32::from(p.ecn == Some(Ecn::Ce));
@@ -451,7 +451,6 @@ impl Tracker {
             if let Some(pd) = c.pending.iter_mut().find(|q| q.entry.idx == idx) {
                 pd.first_ns.get_or_insert(ts);
                 pd.last_ns = ts;
-                pd.bytes += u64::from(p.payload_len);
                 pd.retransmitted += u32::from(retx);
                 pd.ce += u32::from(p.ecn == Some(Ecn::Ce));
             }
@@ -470,7 +469,11 @@ impl Tracker {
         match msg.target {
             Target::Pending { conn, idx, addr } => {
                 dq.last = Some((conn, idx, addr));
-                self.conns[conn].bytes += msg.bytes;
+                let c = &mut self.conns[conn];
+                c.bytes += msg.bytes;
+                if let Some(pd) = c.pending.iter_mut().find(|q| q.entry.idx == idx) {
+                    pd.bytes += msg.bytes;
+                }
                 if let Some(imm) = imm {
                     self.finish(conn, idx, imm, msg.bytes, ts);
                 }
