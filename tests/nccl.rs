@@ -265,6 +265,11 @@ fn no_nccl_is_one_line_and_status_1() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("no NCCL connection"), "{err}");
     assert!(out.stdout.is_empty());
+    // The allreduce samples write with immediate too, but carry the step in it and have no
+    // CTS: not NCCL's pattern.
+    let allreduce = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/allreduce_node0.pcap");
+    let out = run(&[allreduce.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
     let out = run(&["/nonexistent.pcap"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8(out.stderr).unwrap().lines().count(), 1);

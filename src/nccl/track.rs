@@ -266,7 +266,7 @@ struct DataQp {
     /// The CTS entry of the last joined message (adaptive routing's zero-byte write with
     /// immediate follows its data on the same QP).
     last: Option<(usize, u64, u64)>,
-    /// An unjoined plain write's first time and bytes, waiting for its write with immediate.
+    /// The last unjoined plain write's first time and bytes, for a write with immediate after it.
     carry: Option<(u64, u64)>,
     /// The signature connection of this QP.
     sig: Option<usize>,
@@ -552,8 +552,8 @@ impl Tracker {
         ts: u64,
     ) {
         let Some(imm) = imm else {
-            let (first, bytes) = dq.carry.unwrap_or((msg.first_ns, 0));
-            dq.carry = Some((first, bytes + msg.bytes));
+            // Only the write just before a write with immediate is its data.
+            dq.carry = Some((msg.first_ns, msg.bytes));
             return;
         };
         let carry = dq.carry.take();
