@@ -508,3 +508,36 @@ fn scenario_without_cts_payload_falls_back_to_the_immediate() {
         assert_eq!(c["cts"], 0);
     }
 }
+
+#[test]
+fn time_going_backwards_and_cut_frames_do_not_panic() {
+    let p = params(Algo::Ring, 3, 2, 2, Mode::RoundRobin);
+    let s = scenario(&p);
+    let dir = tempfile::tempdir().unwrap();
+    for (n, recs) in s.captures.iter().enumerate() {
+        // Every frame stamped earlier than the one before, and some cut inside their headers.
+        let t0 = recs[0].ts_ns + 1_000_000_000;
+        let recs: Vec<_> = recs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let mut r = if i % 7 == 3 {
+                    r.cut(40 + i % 30)
+                } else {
+                    r.clone()
+                };
+                r.ts_ns = t0 - i as u64 * 1_000;
+                r
+            })
+            .collect();
+        let f = dir.path().join(format!("back{n}.pcap"));
+        std::fs::write(&f, pcap_bytes(LINKTYPE_ETHERNET, SNAPLEN, &recs)).unwrap();
+        let out = run(&[f.to_str().unwrap(), "--json"]);
+        let code = out.status.code();
+        assert!(code == Some(0) || code == Some(1), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).lines().count() <= 1,
+            "{out:?}"
+        );
+    }
+}

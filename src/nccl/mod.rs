@@ -281,7 +281,7 @@ fn read_capture(
             frames,
             roce: counts.roce,
             nccl: counts.nccl,
-            other: counts.roce - counts.nccl,
+            other: counts.roce.saturating_sub(counts.nccl),
             connections: conns.len(),
             read_error,
         },
@@ -419,7 +419,7 @@ fn connection(
 }
 
 fn step_out(s: &track::Step) -> StepOut {
-    let data_ns = s.last_ns - s.first_ns;
+    let data_ns = s.last_ns.saturating_sub(s.first_ns);
     StepOut {
         idx: s.idx,
         cts_ns: s.cts_ns,

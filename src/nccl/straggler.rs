@@ -73,9 +73,9 @@ pub fn parts(steps: &[Step], k: usize) -> (u64, u64, u64, u64) {
     let start = prev.unwrap_or(cts).min(s.first_ns);
     let receiver = prev.map_or(0, |p| cts.saturating_sub(p));
     let ready = start.max(cts).min(s.first_ns);
-    let sender = s.first_ns - ready;
-    let wire = s.last_ns - s.first_ns;
-    (s.last_ns - start, receiver, sender, wire)
+    let sender = s.first_ns.saturating_sub(ready);
+    let wire = s.last_ns.saturating_sub(s.first_ns);
+    (s.last_ns.saturating_sub(start), receiver, sender, wire)
 }
 
 /// The straggler of every round in which two connections or more completed a step.

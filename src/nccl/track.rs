@@ -221,7 +221,7 @@ impl Conn {
         if let Some(c) = s.cts_ns {
             self.wait.add(s.first_ns.saturating_sub(c));
         }
-        self.data.add(s.last_ns - s.first_ns);
+        self.data.add(s.last_ns.saturating_sub(s.first_ns));
         self.steps_total += 1;
         if self.steps.len() < MAX_STEPS_KEPT {
             self.steps.push(s);
