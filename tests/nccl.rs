@@ -541,3 +541,24 @@ fn time_going_backwards_and_cut_frames_do_not_panic() {
         );
     }
 }
+
+#[test]
+fn html_timeline_has_a_bar_per_step() {
+    let mut p = params(Algo::Ring, 3, 1, 1, Mode::RoundRobin);
+    p.slow = Some((1, vec![2]));
+    let s = scenario(&p);
+    let dir = tempfile::tempdir().unwrap();
+    let f = files(dir.path(), &s, None);
+    let html = dir.path().join("t.html");
+    let out = run(&[&f[0], &f[1], &f[2], "--html", html.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    let steps: u64 = s.truth.conns.iter().map(|c| c.steps).sum();
+    assert_eq!(page.matches("<title>step ").count() as u64, steps);
+    // One red bar a round: the straggler.
+    assert_eq!(page.matches("#d33").count(), p.steps);
+    assert!(page.ends_with("</body></html>\n"));
+    let bad = run(&[&f[0], "--html", "/nonexistent/dir/t.html"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&bad.stderr).lines().count(), 1);
+}

@@ -32,6 +32,9 @@ pub struct NcclArgs {
     /// Print one JSON document instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Also write a self-contained HTML page (connections, a timeline of every step) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<String>,
 }
 
 /// Run `nccl`.
@@ -57,6 +60,14 @@ pub fn run(a: &NcclArgs) -> Result<Outcome> {
         anyhow::bail!(
             "no NCCL connection found ({roce} RoCE packets, none an NCCL clear-to-send or a write with immediate equal to its length)"
         );
+    }
+    if let Some(path) = &a.html {
+        let write = || -> io::Result<()> {
+            let mut f = io::BufWriter::new(std::fs::File::create(path)?);
+            nccl::timeline::write(&report, &mut f)?;
+            f.flush()
+        };
+        write().map_err(|e| anyhow::anyhow!("{path}: {}", crate::output::write_error(&e)))?;
     }
     let mut out = io::BufWriter::with_capacity(REPORT_BUFFER, io::stdout().lock());
     let r = if a.json {

@@ -9,6 +9,7 @@
 pub mod cts;
 pub mod straggler;
 pub mod text;
+pub mod timeline;
 pub mod topology;
 pub mod track;
 
