@@ -476,12 +476,14 @@ fn scenario_trees_big_endian_64_bit_size() {
 }
 
 #[test]
-fn scenario_split_on_qps_and_adaptive_routing() {
+fn scenario_split_on_qps_adaptive_routing_and_multi_recv() {
     for (mode, qps, channels, be) in [
         (Mode::SplitOnQps, 3, 3, false),
         (Mode::SplitOnQps, 4, 4, true),
         (Mode::AdaptiveRouting, 2, 1, true),
         (Mode::AdaptiveRouting, 1, 2, false),
+        (Mode::MultiRecv(2), 1, 1, false),
+        (Mode::MultiRecv(3), 2, 2, true),
     ] {
         let mut p = params(Algo::Ring, 3, channels, qps, mode);
         p.imm_big_endian = be;
@@ -490,7 +492,13 @@ fn scenario_split_on_qps_and_adaptive_routing() {
         p.lossy = Some((1, 2, 0, vec![4]));
         let (r, truth) = run_scenario(&p, None);
         check(&r, &truth, true);
-        let order = if be { "big-endian" } else { "little-endian" };
+        // Several receives: the immediate (the first receive's size) goes with a write of the
+        // sizes, never equal to its length, so its byte order is not known.
+        let order: Value = match (mode, be) {
+            (Mode::MultiRecv(_), _) => Value::Null,
+            (_, true) => "big-endian".into(),
+            (_, false) => "little-endian".into(),
+        };
         for c in r["connections"].as_array().unwrap() {
             assert_eq!(c["immediate"], order, "{mode:?}");
         }

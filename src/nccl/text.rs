@@ -31,7 +31,7 @@ fn opt(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| match v {
         v if v >= 100.0 => format!("{v:.0}"),
         v if v >= 10.0 => format!("{v:.1}"),
-        v if v >= 0.01 => format!("{v:.2}"),
+        v if v >= 0.01 || v == 0.0 => format!("{v:.2}"),
         v => format!("{v:.1e}"),
     })
 }

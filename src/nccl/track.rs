@@ -74,6 +74,27 @@ struct Pending {
     ce: u32,
 }
 
+impl Pending {
+    /// Whether this is the entry of request `idx` for the buffer at `addr`.
+    fn is(&self, idx: u64, addr: u64) -> bool {
+        self.entry.idx == idx && self.entry.addr == addr
+    }
+
+    /// The completed step, its last write with immediate seen at `ts`.
+    fn step(&self, ts: u64) -> Step {
+        Step {
+            idx: self.entry.idx,
+            cts_ns: Some(self.cts_ns),
+            first_ns: self.first_ns.unwrap_or(ts),
+            last_ns: self.last_ns.max(ts),
+            bytes: self.bytes,
+            retransmitted: self.retransmitted,
+            cnps: self.cnps,
+            ce: self.ce,
+        }
+    }
+}
+
 /// Running sums of a quantity in ns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sum {
@@ -438,7 +459,7 @@ impl Tracker {
         msg.packets += 1;
         msg.retransmitted += u32::from(retx);
         msg.ce += u32::from(p.ecn == Some(Ecn::Ce));
-        if let Target::Pending { conn, idx, .. } = msg.target {
+        if let Target::Pending { conn, idx, addr } = msg.target {
             self.counts.nccl += 1;
             let c = &mut self.conns[conn];
             c.touch(ts);
@@ -448,7 +469,7 @@ impl Tracker {
             if c.protocol.is_none() && p.payload_len >= 256 {
                 c.protocol = cts::protocol(p.payload);
             }
-            if let Some(pd) = c.pending.iter_mut().find(|q| q.entry.idx == idx) {
+            if let Some(pd) = c.pending.iter_mut().find(|q| q.is(idx, addr)) {
                 pd.first_ns.get_or_insert(ts);
                 pd.last_ns = ts;
                 pd.retransmitted += u32::from(retx);
@@ -471,12 +492,15 @@ impl Tracker {
                 dq.last = Some((conn, idx, addr));
                 let c = &mut self.conns[conn];
                 c.bytes += msg.bytes;
-                if let Some(pd) = c.pending.iter_mut().find(|q| q.entry.idx == idx) {
+                if let Some(pd) = c.pending.iter_mut().find(|q| q.is(idx, addr)) {
                     pd.bytes += msg.bytes;
                 }
                 if let Some(imm) = imm {
-                    self.finish(conn, idx, imm, msg.bytes, ts);
+                    self.finish(conn, idx, addr, imm, msg.bytes, ts);
                 }
+            }
+            Target::None if imm.is_some() && self.finish_multi(dq.last, ts) => {
+                self.counts.nccl += msg.packets;
             }
             Target::None => self.unjoined(&mut dq, p, qp, msg, imm, ts),
         }
@@ -505,7 +529,7 @@ impl Tracker {
 
     /// A write with immediate `imm` ended a `len`-byte message of CTS entry `idx`: the step
     /// completes when the bytes written into the buffer equal the size the immediate carries.
-    fn finish(&mut self, conn: usize, idx: u64, imm: u32, len: u64, ts: u64) {
+    fn finish(&mut self, conn: usize, idx: u64, addr: u64, imm: u32, len: u64, ts: u64) {
         let c = &mut self.conns[conn];
         c.messages += 1;
         if let Some(o) = cts::imm_order(imm, len) {
@@ -514,7 +538,7 @@ impl Tracker {
                 c.imm = Some(o);
             }
         }
-        let Some(i) = c.pending.iter().position(|q| q.entry.idx == idx) else {
+        let Some(i) = c.pending.iter().position(|q| q.is(idx, addr)) else {
             return;
         };
         let pd = c.pending[i];
@@ -528,16 +552,30 @@ impl Tracker {
         }
         c.pending.remove(i);
         c.add_size(size);
-        c.complete(Step {
-            idx,
-            cts_ns: Some(pd.cts_ns),
-            first_ns: pd.first_ns.unwrap_or(ts),
-            last_ns: pd.last_ns.max(ts),
-            bytes: pd.bytes,
-            retransmitted: pd.retransmitted,
-            cnps: pd.cnps,
-            ce: pd.ce,
-        });
+        c.complete(pd.step(ts));
+    }
+
+    /// A write with immediate joined to no buffer after data written into a FIFO slot of
+    /// several receives (`nreqs` > 1): NCCL's final write of the sizes into the receiver's
+    /// completion records (`ncclIbMultiSend`), which completes every receive of the slot.
+    /// `last`: the connection, `idx` and address of the QP's last joined write.
+    fn finish_multi(&mut self, last: Option<(usize, u64, u64)>, ts: u64) -> bool {
+        let Some((conn, idx, _)) = last else {
+            return false;
+        };
+        let c = &mut self.conns[conn];
+        let slot = |q: &Pending| q.entry.idx == idx && q.entry.nreqs > 1;
+        if !c.pending.iter().any(slot) {
+            return false;
+        }
+        c.messages += 1;
+        let done: Vec<Pending> = c.pending.iter().filter(|q| slot(q)).copied().collect();
+        c.pending.retain(|q| !slot(q));
+        for pd in done {
+            c.add_size(pd.bytes);
+            c.complete(pd.step(ts));
+        }
+        true
     }
 
     /// A message joined to no CTS: NCCL's by signature when it has an immediate equal to its

@@ -58,6 +58,10 @@ pub enum Mode {
     SplitOnQps,
     /// Plain WRITE, then a zero-byte WRITE ONLY with immediate.
     AdaptiveRouting,
+    /// Several receives per FIFO slot (one CTS write of that many entries): a plain WRITE per
+    /// receive, then a WRITE ONLY with immediate of 4 bytes per receive into the receiver's
+    /// completion records (`ncclIbMultiSend`).
+    MultiRecv(u32),
 }
 
 /// Scenario parameters.
@@ -123,8 +127,9 @@ pub struct Truth {
     pub rings: Vec<Vec<[u8; 4]>>,
     /// Trees per channel.
     pub trees: Vec<TruthTree>,
-    /// Rounds with a known straggler: round, the connections (indices into `conns`) one of
-    /// which must be it, and whether it is the receiver's fault (else the wire's).
+    /// Rounds with a known straggler: round (the step index; with several receives per slot,
+    /// the slot's first receive), the connections (indices into `conns`) one of which must be
+    /// it, and whether it is the receiver's fault (else the wire's).
     pub stragglers: Vec<(usize, Vec<usize>, bool)>,
 }
 
@@ -179,20 +184,30 @@ fn with_payload(p: &Packet, payload: &[u8]) -> Vec<u8> {
     f
 }
 
-/// A 64-byte CTS entry (see the module's table in [`crate::nccl::cts`]).
-fn cts_entry(addr: u64, size: u32, rkey: u32, tag: u32, idx: u64, size64: bool) -> [u8; 64] {
+/// A 64-byte CTS entry of a slot of `nreqs` receives (see the module's table in
+/// [`crate::nccl::cts`]).
+#[allow(clippy::too_many_arguments)]
+fn cts_entry(
+    addr: u64,
+    size: u32,
+    rkey: u32,
+    tag: u32,
+    idx: u64,
+    size64: bool,
+    nreqs: u32,
+) -> [u8; 64] {
     let mut e = [0u8; 64];
     e[..8].copy_from_slice(&addr.to_le_bytes());
     if size64 {
         e[8..16].copy_from_slice(&u64::from(size).to_le_bytes());
         e[16..20].copy_from_slice(&rkey.to_le_bytes());
-        e[32..36].copy_from_slice(&1u32.to_le_bytes());
+        e[32..36].copy_from_slice(&nreqs.to_le_bytes());
         e[36..40].copy_from_slice(&tag.to_le_bytes());
         e[40..48].copy_from_slice(&idx.to_le_bytes());
     } else {
         e[8..12].copy_from_slice(&size.to_le_bytes());
         e[12..16].copy_from_slice(&rkey.to_le_bytes());
-        e[20..24].copy_from_slice(&1u32.to_le_bytes());
+        e[20..24].copy_from_slice(&nreqs.to_le_bytes());
         e[24..28].copy_from_slice(&tag.to_le_bytes());
         e[32..40].copy_from_slice(&idx.to_le_bytes());
     }
@@ -206,6 +221,20 @@ struct Sim {
 }
 
 impl Sim {
+    /// Receives per FIFO slot.
+    fn nreqs(&self) -> u32 {
+        match self.p.mode {
+            Mode::MultiRecv(n) => n.clamp(1, 8),
+            _ => 1,
+        }
+    }
+
+    /// The buffer of receive `r` of step `k`.
+    fn addr(&self, c: &Conn, k: usize, r: u32) -> u64 {
+        let n = u64::from(self.nreqs());
+        c.buf + ((k as u64 % 8) * n + u64::from(r)) * u64::from(self.p.step_bytes)
+    }
+
     fn emit(&mut self, ts: u64, from: usize, to: usize, frame: Vec<u8>, lost: bool) {
         self.caps[from].push((ts, frame.clone()));
         if !lost {
@@ -215,19 +244,27 @@ impl Sim {
 
     /// The receiver's CTS for step `k` at `ts`.
     fn cts(&mut self, c: &mut Conn, k: usize, ts: u64) {
-        let addr = c.buf + (k as u64 % 8) * u64::from(self.p.step_bytes);
-        let e = cts_entry(
-            addr,
-            self.p.step_bytes,
-            c.rkey,
-            c.from as u32,
-            k as u64 + 1,
-            self.p.size64,
-        );
+        let n = self.nreqs();
+        let mut payload = Vec::new();
+        for r in 0..n {
+            payload.extend(cts_entry(
+                self.addr(c, k, r),
+                self.p.step_bytes,
+                c.rkey,
+                c.from as u32,
+                k as u64 + 1,
+                self.p.size64,
+                n,
+            ));
+        }
         let mut pk = c.cts.path.packet(0x0a, c.cts.psn);
-        pk.ext.reth = (c.fifo + (k as u64 % 256) * 512, 0x5000 + c.truth as u32, 64);
-        pk.payload_len = 64;
-        let f = with_payload(&pk, &e);
+        pk.ext.reth = (
+            c.fifo + (k as u64 % 256) * 512,
+            0x5000 + c.truth as u32,
+            payload.len() as u32,
+        );
+        pk.payload_len = payload.len();
+        let f = with_payload(&pk, &payload);
         self.emit(ts, c.to, c.from, f, false);
         let ack = c
             .cts
@@ -302,7 +339,7 @@ impl Sim {
     fn step(&mut self, c: &mut Conn, k: usize, cts_ns: u64, lose: bool) -> u64 {
         self.cts(c, k, cts_ns);
         let start = cts_ns + 2 * LATENCY_NS + 300 + (c.truth as u64 * 37 + k as u64 * 53) % 400;
-        let addr = c.buf + (k as u64 % 8) * u64::from(self.p.step_bytes);
+        let addr = self.addr(c, k, 0);
         let size = self.p.step_bytes;
         let imm = if self.p.imm_big_endian {
             size
@@ -310,9 +347,10 @@ impl Sim {
             size.swap_bytes()
         };
         let nq = c.data.len();
+        let n = self.nreqs();
         let t = &mut self.truth.conns[c.truth];
-        t.steps += 1;
-        t.bytes += u64::from(size);
+        t.steps += u64::from(n);
+        t.bytes += u64::from(size) * u64::from(n);
         match self.p.mode {
             Mode::RoundRobin => {
                 self.truth.conns[c.truth].messages += 1;
@@ -342,6 +380,26 @@ impl Sim {
                     off += len;
                 }
                 end
+            }
+            Mode::MultiRecv(_) => {
+                self.truth.conns[c.truth].messages += 1;
+                let q = k % nq;
+                let mut t = start;
+                for r in 0..n {
+                    let a = self.addr(c, k, r);
+                    t = self.write(c, q, a, c.rkey, size, None, lose && r == 0, t) + PACKET_NS;
+                }
+                let records = 0x7d00_0000_0000 + ((c.truth as u64) << 24) + (k as u64 % 256) * 32;
+                self.write(
+                    c,
+                    q,
+                    records,
+                    0x9000 + c.truth as u32,
+                    4 * n,
+                    Some(imm),
+                    false,
+                    t,
+                )
             }
             Mode::AdaptiveRouting => {
                 self.truth.conns[c.truth].messages += 1;
@@ -467,11 +525,16 @@ pub fn scenario(p: &Params) -> Scenario {
     let into = |t: &Truth, f: &dyn Fn(&TruthConn) -> bool| -> Vec<usize> {
         (0..t.conns.len()).filter(|&i| f(&t.conns[i])).collect()
     };
+    // A round of several receives per slot is as many steps; its first is the slow one.
+    let per = match p.mode {
+        Mode::MultiRecv(n) => n.clamp(1, 8) as usize,
+        _ => 1,
+    };
     if let Some((h, ks)) = &p.slow {
         let idx = into(&truth, &|c| c.receiver == hosts[*h].ip);
         truth
             .stragglers
-            .extend(ks.iter().map(|&k| (k, idx.clone(), true)));
+            .extend(ks.iter().map(|&k| (k * per, idx.clone(), true)));
     }
     if let Some((s, r, ch, ks)) = &p.lossy {
         let (s, r) = (hosts[*s].ip, hosts[*r].ip);
@@ -480,7 +543,7 @@ pub fn scenario(p: &Params) -> Scenario {
         });
         truth
             .stragglers
-            .extend(ks.iter().map(|&k| (k, idx.clone(), false)));
+            .extend(ks.iter().map(|&k| (k * per, idx.clone(), false)));
     }
     truth.stragglers.sort_by_key(|s| s.0);
     let captures = sim
