@@ -10,6 +10,7 @@ pub mod cli;
 pub mod correlate;
 pub mod decode;
 pub mod generate;
+pub mod nccl;
 pub mod output;
 pub mod source;
 pub mod synth;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use clap::error::ErrorKind;
 use roce_inspect::cli::pipeline::{self, Outcome};
-use roce_inspect::cli::{Cli, Command, capture, correlate, export, top};
+use roce_inspect::cli::{Cli, Command, capture, correlate, export, nccl, top};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -19,6 +19,7 @@ fn main() -> ExitCode {
         Command::Export(a) => export::export(a),
         Command::Generate(a) => roce_inspect::generate::run(a).map(|()| Outcome::Ok),
         Command::Correlate(a) => correlate::run(a),
+        Command::Nccl(a) => nccl::run(a),
         Command::List => capture::list(),
         Command::Plot(a) => roce_inspect::cli::plot::plot(a).map(|()| Outcome::Ok),
         Command::Top(a) => top::top(a),

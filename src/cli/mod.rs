@@ -7,6 +7,7 @@ pub mod capture_loop;
 pub mod correlate;
 pub mod crew;
 pub mod export;
+pub mod nccl;
 pub mod parallel;
 pub mod pipeline;
 pub mod plot;
@@ -129,6 +130,13 @@ pub enum Command {
                             roce-inspect correlate node0.pcap node1.pcap node2.pcap\n  \
                             roce-inspect correlate a.pcap b.pcap --json | jq .links")]
     Correlate(correlate::CorrelateArgs),
+    /// See one NCCL job through NCCL's eyes: its connections (clear-to-send and data writes),
+    /// steps, rings and trees, and the straggler of every step, from one capture per host.
+    #[command(after_help = "Examples:\n  \
+                            roce-inspect nccl node0.pcap node1.pcap node2.pcap\n  \
+                            roce-inspect nccl node0.pcap --collective allreduce --ranks 8\n  \
+                            roce-inspect nccl node*.pcap --json | jq .rings")]
+    Nccl(nccl::NcclArgs),
     /// Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for
     /// DuckDB, Polars or Spark.
     ///

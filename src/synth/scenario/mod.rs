@@ -7,6 +7,7 @@
 pub mod allreduce;
 pub mod congestion;
 pub mod mirrored;
+pub mod nccl;
 pub mod read_timeout;
 pub mod rxe_write;
 pub mod versions;
