@@ -415,6 +415,7 @@ pub fn write_reports(report: &Report, d: &DisplayArgs, out: &mut dyn Write) -> i
         crate::output::fit::terminal_width()
     };
     if summary {
+        crate::output::findings::write_findings(report, out, color, r.findings)?;
         write_summary_fit(report, out, color, width)?;
     }
     if r.messages {
