@@ -235,14 +235,12 @@ fn priority_mix(r: &Report, c: &ConnectionReport, out: &mut Vec<Finding>) {
             Severity::Warning,
             FindingKind::Priority,
             format!(
-                "connection {}: {} → {} on DSCP {} PCP {}, the way back on DSCP {} PCP {}",
+                "connection {}: {} → {} on {}, the way back on {}",
                 c.id,
                 a.src,
                 a.dst,
-                opt(da),
-                opt(pa),
-                opt(db),
-                opt(pb)
+                class(da, pa),
+                class(db, pb)
             ),
             "the two hosts put this QP pair in different traffic classes, so its ACKs / \
              responses travel in another switch queue (possibly lossy or unpaced) than its data",
@@ -260,6 +258,12 @@ fn priority_mix(r: &Report, c: &ConnectionReport, out: &mut Vec<Finding>) {
             out.push(x);
         }
     }
+}
+
+/// `DSCP d PCP p`, the PCP left out of untagged traffic.
+fn class(dscp: Option<u8>, pcp: Option<u8>) -> String {
+    let p = pcp.map_or(String::new(), |p| format!(" PCP {p}"));
+    format!("DSCP {}{p}", opt(dscp))
 }
 
 fn opt(v: Option<u8>) -> String {

@@ -59,12 +59,14 @@ fn fatal_nak(r: &Report, f: &FlowReport) -> Option<Finding> {
         Severity::Error,
         FindingKind::FatalNak,
         format!(
-            "{}: NAK {what} at PSN {}; the QP pair is in the error state after it ({} later \
-             packet{} not analysed)",
+            "{}: NAK {what} at PSN {}; the QP pair is in the error state after it{}",
             flow_label(f),
             e.psn,
-            e.later_packets,
-            if e.later_packets == 1 { "" } else { "s" }
+            match e.later_packets {
+                0 => String::new(),
+                1 => " (1 later packet, not analysed)".to_string(),
+                n => format!(" ({n} later packets, not analysed)"),
+            }
         ),
         cause,
         advice,

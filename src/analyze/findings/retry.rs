@@ -75,8 +75,9 @@ fn exhaustion(r: &Report, f: &FlowReport, run: &RetryRun) -> Option<Finding> {
         Severity::Error,
         FindingKind::RetryExhausted,
         format!(
-            "{}: PSN {} sent {} times {} apart with no answer, then the QP fell silent: retry \
-             exhausted (IBV_WC_RETRY_EXC_ERR), local ACK timeout exponent {e}, retry_cnt {}",
+            "{}: PSN {} sent {} times, at least {} apart, with no answer, then the QP fell \
+             silent: retry exhausted (IBV_WC_RETRY_EXC_ERR), local ACK timeout exponent {e}, \
+             retry_cnt {}",
             flow_label(f),
             run.psn,
             run.attempts(),

@@ -6,6 +6,7 @@
 
 pub mod allreduce;
 pub mod congestion;
+pub mod faults;
 pub mod read_timeout;
 pub mod versions;
 pub mod write_bw;
