@@ -268,3 +268,61 @@ fn shared_captures_get_no_finding_their_story_contradicts() {
         assert!(!of_kind(&r, k).is_empty(), "{k} expected");
     }
 }
+
+/// `correlate` of the three all-reduce samples: one `link_loss` per link direction the
+/// scenario lost packets on, with those packets' frames in the upstream capture, and one
+/// `capture_loss` per direction an upstream capture missed packets of, with their frames
+/// downstream (the scenario's truth lists both).
+#[test]
+fn correlate_findings_follow_the_allreduce_truth() {
+    use roce_inspect::synth::scenario::allreduce;
+    use std::collections::BTreeMap;
+    let files: Vec<String> = (0..3)
+        .map(|n| {
+            format!(
+                "{}/samples/allreduce_node{n}.pcap",
+                env!("CARGO_MANIFEST_DIR")
+            )
+        })
+        .collect();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+        .arg("correlate")
+        .args(&files)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let truth = allreduce::scenario().truth;
+    let by_link = |ps: &[allreduce::TruthPacket]| {
+        let mut m: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        for p in ps {
+            let k = format!(
+                "{} → {}",
+                std::net::Ipv4Addr::from(p.src),
+                std::net::Ipv4Addr::from(p.dst)
+            );
+            m.entry(k).or_default().push(p.frame);
+        }
+        m.values_mut().for_each(|v| v.sort_unstable());
+        m
+    };
+    let found = |kind: &str| {
+        let mut m: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        for x in v["findings"].as_array().unwrap() {
+            if x["kind"] == kind {
+                let s = x["summary"].as_str().unwrap();
+                let link = s.split(':').next().unwrap().to_string();
+                let frames = x["frames"].as_array().unwrap();
+                assert_eq!(x["count"].as_u64().unwrap(), frames.len() as u64, "{x}");
+                m.insert(link, frames.iter().map(|f| f.as_u64().unwrap()).collect());
+            }
+        }
+        m
+    };
+    assert!(!truth.lost.is_empty() && !truth.missed.is_empty());
+    assert_eq!(found("link_loss"), by_link(&truth.lost));
+    assert_eq!(found("capture_loss"), by_link(&truth.missed));
+    let first = &v["findings"][0];
+    assert_eq!(first["severity"], "warning", "link loss first: {first}");
+}

@@ -91,6 +91,12 @@ impl Names {
 /// Output I/O errors.
 pub fn write(r: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     let names = Names::new(r);
+    crate::output::findings::write_list(
+        &r.findings,
+        out,
+        color,
+        crate::output::findings::FindingsShown::Top,
+    )?;
     captures(r, out, color)?;
     links(r, &names, out, color)?;
     over_time(r, out)?;

@@ -75,7 +75,20 @@ pub fn write_findings(
     color: bool,
     shown: FindingsShown,
 ) -> io::Result<()> {
-    let f = &report.findings;
+    write_list(&report.findings, out, color, shown)
+}
+
+/// Write the section of findings `f` (sorted, errors first), e.g. `correlate`'s; nothing when
+/// there is none.
+///
+/// # Errors
+/// The writer's.
+pub fn write_list(
+    f: &[Finding],
+    out: &mut dyn Write,
+    color: bool,
+    shown: FindingsShown,
+) -> io::Result<()> {
     if f.is_empty() {
         return Ok(());
     }
