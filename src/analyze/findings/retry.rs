@@ -15,7 +15,8 @@ down, routing or ACL change), or the remote QP or host went away (process killed
 const RETRY_ADVICE: &str = "the requester completes this work request with IBV_WC_RETRY_EXC_ERR (12) and its QP goes \
 to error: check the responder host and the link (ibv_devinfo port state, switch port counters, PFC pause storms); \
 timeout_exp is the QP's timeout attribute (NCCL_IB_TIMEOUT), retry_cnt its retry_cnt (NCCL_IB_RETRY_CNT)";
-const TIMEOUT_CAUSE: &str = "requests or their ACKs were lost where the capture cannot see (no NAK reported a gap), \
+const TIMEOUT_CAUSE: &str = "requests, their ACKs or READ responses were lost where the capture cannot see (no NAK \
+reported a gap), \
 so the requester waited for its local ACK timeout before resending";
 const TIMEOUT_ADVICE: &str = "each timeout stalls the QP for the whole timeout: look for drops on the path (switch \
 discard and PFC counters, NIC out_of_sequence / local_ack_timeout_err counters); a timeout exponent above 14-18 \
