@@ -6,17 +6,31 @@ use crate::analyze::report::{FlowReport, GapReport, Report};
 
 /// Every rule of this family.
 pub(super) fn rules(r: &Report, out: &mut Vec<Finding>) {
+    // The gaps and unexplained NAKs of each flow, gathered once (not scanned per flow).
+    let mut by_flow: Vec<Vec<&GapReport>> = vec![Vec::new(); r.flows.len()];
+    for g in &r.gaps {
+        if let Some(v) = by_flow.get_mut(g.flow) {
+            v.push(g);
+        }
+    }
+    let mut naks: Vec<Vec<u64>> = vec![Vec::new(); r.flows.len()];
+    for n in &r.unexplained_naks {
+        if let Some(v) = naks.get_mut(n.flow) {
+            v.push(n.frame);
+        }
+    }
     for f in &r.flows {
+        let (gaps, naks) = (&by_flow[f.id], &naks[f.id]);
         if let Some(x) = fatal_nak(r, f) {
             out.push(x);
         }
         if let Some(x) = rnr(r, f) {
             out.push(x);
         }
-        if let Some(x) = packet_loss(r, f) {
+        if let Some(x) = packet_loss(f, gaps, naks) {
             out.push(x);
         }
-        if let Some(x) = capture_loss(r, f) {
+        if let Some(x) = capture_loss(r, f, gaps) {
             out.push(x);
         }
     }
@@ -126,28 +140,21 @@ fn rnr(r: &Report, f: &FlowReport) -> Option<Finding> {
     Some(x)
 }
 
-/// Gaps of flow `f` whose verdict is one of `verdicts`.
-fn gaps<'r>(r: &'r Report, f: &FlowReport, verdicts: &[&str]) -> Vec<&'r GapReport> {
-    r.gaps
-        .iter()
-        .filter(|g| g.flow == f.id && verdicts.contains(&g.verdict))
+/// The gaps (of one flow) whose verdict is one of `verdicts`.
+fn with_verdict<'r>(gaps: &[&'r GapReport], verdicts: &[&str]) -> Vec<&'r GapReport> {
+    gaps.iter()
+        .copied()
+        .filter(|g| verdicts.contains(&g.verdict))
         .collect()
 }
 
 /// `packet_loss`: gaps the requester recovered by NAK / go-back-N or a timeout, plus the
 /// PSN-sequence NAKs no captured gap explains (lost after the capture point).
-fn packet_loss(r: &Report, f: &FlowReport) -> Option<Finding> {
-    let g = gaps(
-        r,
-        f,
+fn packet_loss(f: &FlowReport, gaps: &[&GapReport], after: &[u64]) -> Option<Finding> {
+    let g = with_verdict(
+        gaps,
         &["nak_retransmitted", "timeout_retransmitted", "unresolved"],
     );
-    let after: Vec<u64> = r
-        .unexplained_naks
-        .iter()
-        .filter(|n| n.flow == f.id)
-        .map(|n| n.frame)
-        .collect();
     if g.is_empty() && after.is_empty() {
         return None;
     }
@@ -216,8 +223,8 @@ fn packet_loss(r: &Report, f: &FlowReport) -> Option<Finding> {
 }
 
 /// `capture_loss`: gaps that a later ACK covers with no NAK or retransmission in between.
-fn capture_loss(r: &Report, f: &FlowReport) -> Option<Finding> {
-    let g = gaps(r, f, &["capture_loss"]);
+fn capture_loss(r: &Report, f: &FlowReport, gaps: &[&GapReport]) -> Option<Finding> {
+    let g = with_verdict(gaps, &["capture_loss"]);
     let first = g.first()?;
     let missing: u64 = g.iter().map(|g| u64::from(g.missing)).sum();
     let cut = r.frames.headers_cut;

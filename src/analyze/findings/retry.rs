@@ -5,6 +5,8 @@
 use super::{Finding, FindingKind, Severity, flow_label, peer, reliable, timeout_exp};
 use crate::analyze::evidence::RetryRun;
 use crate::analyze::report::{FlowReport, Report};
+use crate::decode::Address;
+use std::collections::{HashMap, HashSet};
 
 /// A capture must go on this long after a flow's first request before its silence counts
 /// (ns): far more than any RoCE round trip, and more than the smallest local ACK timeouts.
@@ -27,12 +29,39 @@ drops the requests — routing, a GID index / RoCE version mismatch (RoCEv1 agai
 const SILENT_ADVICE: &str = "check the GID index both sides use (show_gids; NCCL_IB_GID_INDEX), that both run the \
 same RoCE version, IP reachability of the remote address, and that UDP port 4791 is allowed";
 
+/// The flows by host pair, looked up once per flow instead of scanning every flow (a table
+/// of 16 384 flows).
+struct Hosts {
+    /// Host pairs (source, destination) with any flow.
+    any: HashSet<(Address, Address)>,
+    /// Latest packet time of the unpaired flows of each host pair, ns.
+    unpaired_last: HashMap<(Address, Address), u64>,
+}
+
+impl Hosts {
+    fn new(r: &Report) -> Hosts {
+        let mut h = Hosts {
+            any: HashSet::with_capacity(r.flows.len()),
+            unpaired_last: HashMap::new(),
+        };
+        for g in &r.flows {
+            h.any.insert((g.src, g.dst));
+            if g.connection.is_none() {
+                let t = h.unpaired_last.entry((g.src, g.dst)).or_default();
+                *t = (*t).max(g.last_ts_ns);
+            }
+        }
+        h
+    }
+}
+
 /// Every rule of this family.
 pub(super) fn rules(r: &Report, out: &mut Vec<Finding>) {
+    let hosts = Hosts::new(r);
     let mut exhausted = Vec::new();
     for f in r.flows.iter().filter(|f| reliable(f)) {
         if let Some(run) = &f.evidence.retry {
-            match exhaustion(r, f, run) {
+            match exhaustion(r, &hosts, f, run) {
                 Some(x) => {
                     exhausted.push(f.id);
                     out.push(x);
@@ -41,15 +70,15 @@ pub(super) fn rules(r: &Report, out: &mut Vec<Finding>) {
             }
         }
     }
-    silent(r, &exhausted, out);
+    silent(r, &hosts, &exhausted, out);
 }
 
 /// Whether anything came back on `f`'s connection at or after `ts` (ns).
-fn answered_after(r: &Report, f: &FlowReport, ts: u64) -> bool {
+fn answered_after(r: &Report, h: &Hosts, f: &FlowReport, ts: u64) -> bool {
     peer(r, f).is_some_and(|g| g.last_ts_ns >= ts)
-        || r.flows.iter().any(|g| {
-            g.connection.is_none() && g.src == f.dst && g.dst == f.src && g.last_ts_ns >= ts
-        })
+        || h.unpaired_last
+            .get(&(f.dst, f.src))
+            .is_some_and(|&t| t >= ts)
 }
 
 /// The shortest interval between sends of the run's PSN, or, with one retry and the original
@@ -62,15 +91,15 @@ fn spacing(f: &FlowReport, run: &RetryRun) -> Option<u64> {
 
 /// `retry_exhausted` when the flow's last retry run got no answer, the QP then fell silent
 /// and the capture went on for at least one more timeout.
-fn exhaustion(r: &Report, f: &FlowReport, run: &RetryRun) -> Option<Finding> {
+fn exhaustion(r: &Report, h: &Hosts, f: &FlowReport, run: &RetryRun) -> Option<Finding> {
     let sp = spacing(f, run)?;
     let end = r.frames.last_ts_ns?;
     let silent = f.last_ts_ns <= run.last_ts_ns + sp / 2;
     let watched = end >= run.last_ts_ns.saturating_add(sp);
-    if !silent || !watched || answered_after(r, f, run.first_ts_ns) {
+    if !silent || !watched || answered_after(r, h, f, run.first_ts_ns) {
         return None;
     }
-    let nothing_back = !answered_after(r, f, 0);
+    let nothing_back = !answered_after(r, h, f, 0);
     let e = timeout_exp(sp);
     let mut x = Finding::new(
         Severity::Error,
@@ -139,7 +168,7 @@ fn ack_timeout(f: &FlowReport, run: &RetryRun) -> Finding {
 /// `no_response` for reliable request flows with nothing at all coming back from their
 /// destination host while others in the capture are answered; `one_sided_capture` when no
 /// request flow of the capture has anything coming back.
-fn silent(r: &Report, exhausted: &[usize], out: &mut Vec<Finding>) {
+fn silent(r: &Report, h: &Hosts, exhausted: &[usize], out: &mut Vec<Finding>) {
     let end = r.frames.last_ts_ns.unwrap_or(0);
     let requesters: Vec<&FlowReport> = r
         .flows
@@ -149,7 +178,7 @@ fn silent(r: &Report, exhausted: &[usize], out: &mut Vec<Finding>) {
     let unanswered: Vec<&FlowReport> = requesters
         .iter()
         .copied()
-        .filter(|f| !r.flows.iter().any(|g| g.src == f.dst && g.dst == f.src))
+        .filter(|f| !h.any.contains(&(f.dst, f.src)))
         .collect();
     if unanswered.is_empty() {
         return;
