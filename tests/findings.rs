@@ -326,3 +326,102 @@ fn correlate_findings_follow_the_allreduce_truth() {
     let first = &v["findings"][0];
     assert_eq!(first["severity"], "warning", "link loss first: {first}");
 }
+
+fn bin() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+}
+
+fn sample(name: &str) -> String {
+    format!("{}/samples/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The text report: the findings first; `--findings all` gives every cause and advice; a bad
+/// value is one clear line and status 2.
+#[test]
+fn text_report_puts_the_findings_first() {
+    let out = bin()
+        .args(["read", &sample("write_bw.pcap"), "-q", "--color", "never"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    // One gap (PSN 3841846), its NAK in frame 50, its resend in frame 62 (README, samples/).
+    assert!(
+        text.starts_with("Findings (1 warning, 2 info)\nwarning packet_loss: "),
+        "{text}"
+    );
+    assert!(text.contains("[frames 48, 50, 62]"), "{text}");
+    assert!(text.find("Findings").unwrap() < text.find("Connections and flows").unwrap());
+    let all = bin()
+        .args(["read", &sample("write_bw.pcap"), "-q", "--findings", "all"])
+        .output()
+        .unwrap();
+    let all = String::from_utf8(all.stdout).unwrap();
+    assert_eq!(all.matches("        cause: ").count(), 3, "{all}");
+    assert_eq!(all.matches("        advice: ").count(), 3, "{all}");
+    let bad = bin()
+        .args(["read", &sample("write_bw.pcap"), "-q", "--findings", "some"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8(bad.stderr).unwrap();
+    assert!(
+        err.contains("invalid value 'some' for '--findings"),
+        "{err}"
+    );
+}
+
+/// The HTML report opens with the findings table; the Parquet export has one `findings` row
+/// per finding of `--summary --json`.
+#[test]
+fn html_and_parquet_carry_the_findings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let html = tmp.path().join("r.html");
+    let ok = bin()
+        .args(["read", &sample("congestion.pcap"), "--html"])
+        .arg(&html)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let h = std::fs::read_to_string(&html).unwrap();
+    let at = h
+        .find("<table class=\"sortable\" id=\"findings\">")
+        .expect("findings table");
+    assert!(
+        at < h.find("id=\"totals\"").unwrap(),
+        "findings before the totals"
+    );
+    // Two senders' incast: a congestion finding for each (samples/README.md).
+    assert_eq!(h.matches("<td>congestion</td>").count(), 2);
+
+    let json = bin()
+        .args(["read", &sample("congestion.pcap"), "--summary", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let n = v["findings"].as_array().unwrap().len() as i64;
+    let dir = tmp.path().join("pq");
+    let ok = bin()
+        .args(["export", &sample("congestion.pcap"), "--parquet"])
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    use parquet::file::reader::FileReader;
+    let f =
+        std::fs::File::open(dir.join("findings/capture=congestion.pcap/part-0.parquet")).unwrap();
+    let r = parquet::file::reader::SerializedFileReader::new(f).unwrap();
+    assert_eq!(r.metadata().file_metadata().num_rows(), n);
+    let cols: Vec<String> = r
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .columns()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
+    for c in [
+        "severity", "kind", "summary", "cause", "advice", "frames", "cnps",
+    ] {
+        assert!(cols.iter().any(|x| x == c), "{c} in {cols:?}");
+    }
+}
