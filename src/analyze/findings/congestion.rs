@@ -139,7 +139,7 @@ fn unpaired_ce(f: &FlowReport) -> Finding {
 
 /// `ecn_not_enabled`: request flows whose every ECN-carrying packet is Not-ECT, in one finding.
 fn not_ect(r: &Report) -> Option<Finding> {
-    let flows: Vec<&FlowReport> = r
+    let mut flows: Vec<&FlowReport> = r
         .flows
         .iter()
         .filter(|f| {
@@ -148,6 +148,8 @@ fn not_ect(r: &Report) -> Option<Finding> {
             f.evidence.requests > 0 && f.dest_qp > 1 && e.not_ect > 0 && e.ect0 + e.ect1 + e.ce == 0
         })
         .collect();
+    // The busiest first: the one the summary names.
+    flows.sort_by_key(|f| std::cmp::Reverse(f.packets));
     let f = *flows.first()?;
     let more = if flows.len() > 1 {
         format!(

@@ -255,7 +255,7 @@ fn capture_loss(r: &Report, f: &FlowReport, gaps: &[&GapReport]) -> Option<Findi
             if missing == 1 { "" } else { "s" },
             if cut > 0 {
                 format!(
-                    "cut {cut} frame{} short of their headers",
+                    "cut {cut} frame{} before the end of their headers (snap length)",
                     if cut == 1 { "" } else { "s" }
                 )
             } else {
