@@ -1,7 +1,7 @@
 //! Findings (issue 34): what went wrong, where, the likely cause and what to change, read off a
 //! finished [`Report`] and ranked by severity — the step from counters to a story.
 //!
-//! [`derive`] runs once, when the report is built; it reads only the report (its counters, gap
+//! [`derive()`] runs once, when the report is built; it reads only the report (its counters, gap
 //! stories and the per-flow [`FlowEvidence`](super::evidence::FlowEvidence) gathered on the
 //! analysis' rare paths), so it adds nothing per packet. Each rule family has its module:
 //! [`retry`] (retry exhaustion, ACK timeouts, silent responders), [`loss`] (PSN gaps, capture
@@ -18,7 +18,7 @@ use super::report::{FlowReport, Report};
 use serde::Serialize;
 use std::fmt;
 
-/// How bad a finding is. Ordered: `Error` < `Warning` < `Info`, the order [`derive`] sorts in.
+/// How bad a finding is. Ordered: `Error` < `Warning` < `Info`, the order [`derive()`] sorts in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
