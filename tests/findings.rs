@@ -172,6 +172,24 @@ fn acks_in_another_class_than_the_data_is_a_priority_warning() {
 }
 
 #[test]
+fn data_on_two_dscp_values_in_one_flow_is_a_priority_warning() {
+    let Fault { records, truth } = faults::dscp_change();
+    let r = analyze(&records);
+    let x = one(&r, FindingKind::Priority);
+    assert_eq!(x.severity, Severity::Warning);
+    assert_eq!(x.dest_qp, Some(truth.dest_qp));
+    // Five packets on 26, three on 10: 26 is the flow's main value.
+    assert_eq!(x.dscp, Some(26));
+    assert!(
+        x.summary.contains("data on DSCP 10, 26 within one flow"),
+        "{}",
+        x.summary
+    );
+    assert_eq!(x.frames, truth.frames);
+    assert_eq!(serious(&r), vec![FindingKind::Priority]);
+}
+
+#[test]
 fn cnps_without_ce_and_data_in_class_zero() {
     let Fault { records, truth } = faults::cnp_without_ce();
     let r = analyze(&records);

@@ -351,3 +351,30 @@ pub fn cnp_without_ce() -> Fault {
         },
     }
 }
+
+/// Data whose DSCP changes within the QP: the first five WRITEs on DSCP 26, the last three on
+/// DSCP 10 (a rewrite rule on the path), all ECT(0); the ACKs on DSCP 26.
+pub fn dscp_change() -> Fault {
+    let mut c = Capture::default();
+    let (req, resp) = main_pair((TOS_ROCE, TOS_ROCE));
+    let moved = Path {
+        tos: (10 << 2) | 2,
+        ..req
+    };
+    for k in 0..8u32 {
+        let at = 10_000 + u64::from(k) * 10_000;
+        let psn = psn_add(FIRST_PSN, k);
+        c.push(at, &write(if k < 5 { &req } else { &moved }, psn));
+        c.push(at + ACK_NS, &resp.ack(psn, syndrome::ACK_UNLIMITED, k + 1));
+    }
+    let (records, _) = c.finish();
+    Fault {
+        records,
+        truth: Truth {
+            dest_qp: RESP_QP,
+            frames: vec![1],
+            count: Some(3),
+            ..Truth::default()
+        },
+    }
+}
