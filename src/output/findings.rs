@@ -98,30 +98,53 @@ pub fn write_list(
     } else {
         writeln!(out, "{title}")?;
     }
-    let all = shown == FindingsShown::All;
+    if shown == FindingsShown::All {
+        for x in f {
+            write_one(out, x, color, true)?;
+        }
+        return writeln!(out);
+    }
     // Title and the tail line aside.
     let mut budget = SHORT_LINES - 2;
     let mut explained = false;
-    let mut written = 0;
-    for x in f {
-        let explain = all || (!explained && x.severity != Severity::Info);
-        let lines = if explain { 3 } else { 1 };
-        if !all && lines > budget {
+    let mut reached = 0;
+    // One line for the first finding of each (severity, kind), and one saying how many more
+    // of that kind there are: a capture with the same trouble on 300 flows shows its other
+    // kinds of trouble too.
+    for group in f.chunk_by(|a, b| (a.severity, a.kind) == (b.severity, b.kind)) {
+        let x = &group[0];
+        let explain = !explained && x.severity != Severity::Info;
+        let lines = 1 + 2 * usize::from(explain) + usize::from(group.len() > 1);
+        if lines > budget {
             break;
         }
-        writeln!(out, "{}", head_line(x, color))?;
-        if explain {
-            writeln!(out, "        cause: {}", x.cause)?;
-            writeln!(out, "        advice: {}", x.advice)?;
-            explained = true;
+        write_one(out, x, color, explain)?;
+        explained |= explain;
+        if group.len() > 1 {
+            writeln!(
+                out,
+                "        + {} more {} (--findings all)",
+                group.len() - 1,
+                x.kind
+            )?;
         }
-        budget = budget.saturating_sub(lines);
-        written += 1;
+        budget -= lines;
+        reached += group.len();
     }
-    if written < f.len() {
-        writeln!(out, "… {} more (--findings all)", f.len() - written)?;
+    if reached < f.len() {
+        writeln!(out, "… {} more (--findings all)", f.len() - reached)?;
     }
     writeln!(out)
+}
+
+/// One finding's line, and its cause and advice when `explain`.
+fn write_one(out: &mut dyn Write, x: &Finding, color: bool, explain: bool) -> io::Result<()> {
+    writeln!(out, "{}", head_line(x, color))?;
+    if explain {
+        writeln!(out, "        cause: {}", x.cause)?;
+        writeln!(out, "        advice: {}", x.advice)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -129,59 +152,98 @@ mod tests {
     use super::*;
     use crate::analyze::findings::FindingKind;
 
-    fn report(n: usize) -> Report {
+    /// `n` findings: an error, then info findings of the kinds in turn from `Mtu` on, `same`
+    /// of each kind in a row.
+    fn report(n: usize, same: usize) -> Report {
+        use FindingKind::*;
+        let kinds = [
+            Mtu,
+            InferredConfig,
+            OneSidedCapture,
+            CaptureLoss,
+            LinkLoss,
+            ClockUnbounded,
+            AsymmetricDelay,
+            Priority,
+            Congestion,
+            CnpWithoutCe,
+            EcnNotEnabled,
+            AckTimeout,
+            RnrNak,
+            PacketLoss,
+            Malformed,
+            IcrcErrors,
+            FatalNak,
+            NoResponse,
+            RetryExhausted,
+        ];
         let mut r = crate::analyze::Analyzer::new(Default::default()).finish();
         r.findings = (0..n)
             .map(|k| {
-                Finding::new(
-                    if k == 0 {
-                        Severity::Error
-                    } else {
-                        Severity::Info
-                    },
-                    FindingKind::Mtu,
-                    format!("finding {k}"),
-                    "because",
-                    "do this",
-                )
-                .with_frames([k as u64 + 1])
+                let (sev, kind) = if k == 0 {
+                    (Severity::Error, RetryExhausted)
+                } else {
+                    (Severity::Info, kinds[((k - 1) / same) % kinds.len()])
+                };
+                Finding::new(sev, kind, format!("finding {k}"), "because", "do this")
+                    .with_frames([k as u64 + 1])
             })
             .collect();
         r
     }
 
-    fn text(n: usize, shown: FindingsShown) -> String {
+    fn text(n: usize, same: usize, shown: FindingsShown) -> String {
         let mut v = Vec::new();
-        write_findings(&report(n), &mut v, false, shown).unwrap();
+        write_findings(&report(n, same), &mut v, false, shown).unwrap();
         String::from_utf8(v).unwrap()
     }
 
     #[test]
     fn short_section_fits_fifteen_lines_and_names_the_rest() {
-        let t = text(40, FindingsShown::Top);
+        let t = text(16, 1, FindingsShown::Top);
         let lines: Vec<&str> = t.lines().filter(|l| !l.is_empty()).collect();
         assert_eq!(lines.len(), SHORT_LINES);
-        assert_eq!(lines[0], "Findings (1 error, 39 info)");
-        assert_eq!(lines[1], "error   mtu: finding 0 [frame 1]");
+        assert_eq!(lines[0], "Findings (1 error, 15 info)");
+        assert_eq!(lines[1], "error   retry_exhausted: finding 0 [frame 1]");
         assert_eq!(lines[2], "        cause: because");
         assert_eq!(lines[3], "        advice: do this");
         // 15 lines: title, 3 for the error, 10 info lines, the tail.
-        assert_eq!(lines[13], "info    mtu: finding 10 [frame 11]");
-        assert_eq!(lines[14], "… 29 more (--findings all)");
+        assert_eq!(lines[4], "info    mtu: finding 1 [frame 2]");
+        assert_eq!(lines[13], "info    cnp_without_ce: finding 10 [frame 11]");
+        assert_eq!(lines[14], "… 5 more (--findings all)");
+    }
+
+    #[test]
+    fn findings_of_one_kind_take_two_lines() {
+        // The error, then 3 mtu, 3 inferred_config: the first of each and how many more.
+        let t = text(7, 3, FindingsShown::Top);
+        let lines: Vec<&str> = t.lines().filter(|l| !l.is_empty()).collect();
+        assert_eq!(
+            lines[4..],
+            [
+                "info    mtu: finding 1 [frame 2]",
+                "        + 2 more mtu (--findings all)",
+                "info    inferred_config: finding 4 [frame 5]",
+                "        + 2 more inferred_config (--findings all)",
+            ]
+        );
     }
 
     #[test]
     fn all_prints_every_finding_with_cause_and_advice() {
-        let t = text(40, FindingsShown::All);
+        let t = text(40, 3, FindingsShown::All);
         assert_eq!(
             t.lines().filter(|l| l.contains("cause: because")).count(),
             40
         );
-        assert!(!t.contains("more (--findings all)"));
-        // A short list is whole without a tail.
-        let t = text(3, FindingsShown::Top);
-        assert!(t.contains("info    mtu: finding 2 [frame 3]"), "{t}");
         assert!(!t.contains("more"));
-        assert!(text(0, FindingsShown::Top).is_empty());
+        // A short list is whole without a tail.
+        let t = text(3, 1, FindingsShown::Top);
+        assert!(
+            t.contains("info    inferred_config: finding 2 [frame 3]"),
+            "{t}"
+        );
+        assert!(!t.contains("more"));
+        assert!(text(0, 1, FindingsShown::Top).is_empty());
     }
 }
