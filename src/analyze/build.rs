@@ -246,6 +246,11 @@ fn flow_report(
         pmtu: f.pmtu,
         first_ts_ns: f.first_ts,
         last_ts_ns: f.last_ts,
+        evidence: super::evidence::FlowEvidence {
+            first_frame: f.first_frame,
+            requests: f.req_psn.packets,
+            ..f.cold().evidence.clone()
+        },
     }
 }
 
@@ -399,7 +404,7 @@ pub(super) fn build(mut a: Analyzer) -> Report {
     let pmtu = a.cfg.mtu.or_else(|| a.global_pmtu());
     let warnings = warnings(&a);
     let (flow_reports, connections) = reports(std::mem::take(&mut a.flows), window);
-    Report {
+    let mut report = Report {
         warnings,
         frames: a.frames,
         icrc: a.icrc,
@@ -409,5 +414,8 @@ pub(super) fn build(mut a: Analyzer) -> Report {
         gaps: a.sink.gaps,
         unexplained_naks: a.sink.unexplained,
         messages: a.cfg.keep_messages.then(|| a.sink.messages.into()),
-    }
+        findings: Vec::new(),
+    };
+    report.findings = super::findings::derive(&report);
+    report
 }

@@ -225,6 +225,8 @@ pub struct FlowCold {
     /// Time intervals of the flow left out of its latency statistics because they were
     /// negative ([`super::stats::Samples::add_interval`]).
     pub negative_intervals: u64,
+    /// Evidence frames and retry runs for the findings (issue 34).
+    pub evidence: super::evidence::FlowEvidence,
 }
 
 impl FlowCold {

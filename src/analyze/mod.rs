@@ -21,6 +21,8 @@
 
 pub mod cm;
 pub mod congestion;
+pub mod evidence;
+pub mod findings;
 pub mod flow;
 pub mod fxhash;
 pub mod live;
@@ -394,7 +396,7 @@ impl Analyzer {
         {
             self.pair_by_sport(i, sport);
         }
-        self.count_packet(i, ts, p, op, pcp);
+        self.count_packet(i, frame_no, ts, p, op, pcp);
         self.pair_by_deth(i);
         self.sink.emit(|| tap::TapEvent::Packet {
             flow: i,
@@ -448,6 +450,7 @@ impl Analyzer {
     fn count_packet(
         &mut self,
         i: usize,
+        frame_no: u64,
         ts: u64,
         p: &Packet,
         op: Option<Operation>,
@@ -477,6 +480,9 @@ impl Analyzer {
                 // `min_time_between_cnps` per flow), earlier marks in the window are not
                 // what triggered the next CNP, and timing from them would measure the pacing.
                 if v == 3 && !is_cnp {
+                    if f.cong.ecn[3] == 1 {
+                        f.cold_mut().evidence.first_ce_frame = Some(frame_no);
+                    }
                     let newly = f.cong.unanswered_ce.replace(ts).is_none();
                     // The index holds a flow once while it has an unanswered CE.
                     if newly

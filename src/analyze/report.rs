@@ -38,6 +38,9 @@ pub struct Report {
     /// Reassembled messages, only when `AnalyzeConfig::keep_messages` is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub messages: Option<Vec<Message>>,
+    /// What went wrong, where, the likely cause and what to change, errors first
+    /// ([`super::findings::derive()`], issue 34).
+    pub findings: Vec<super::findings::Finding>,
 }
 
 /// Frame counts over the whole capture.
@@ -424,6 +427,10 @@ pub struct FlowReport {
     pub first_ts_ns: u64,
     /// Last packet time.
     pub last_ts_ns: u64,
+    /// Evidence frames and retry runs the findings use (not serialized: the findings carry
+    /// what they use of it).
+    #[serde(skip)]
+    pub evidence: super::evidence::FlowEvidence,
 }
 
 /// One end of a connection.

@@ -143,9 +143,11 @@ fn behind(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>, prev_ts: u64, advance:
     if let Some(why) = why {
         f.cold_mut().read_reissues += 1;
         if why == outcome::Reissue::AfterTimeout {
+            let original = original_ts(f, psn);
             let c = f.cold_mut();
             c.timeouts += 1;
             c.add_delay(|c| &mut c.timeout_delay, prev_ts, ts);
+            c.evidence.timeout_retx(psn, r.frame, ts, original);
         }
     } else if reliable(r.bth.opcode.transport()) && f.cold().retx_psn != Some(psn) {
         // Retransmission causes exist only on reliable transports; UC packets behind the
@@ -161,9 +163,11 @@ fn behind(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>, prev_ts: u64, advance:
             c.add_delay(|c| &mut c.rnr_delay, n.ts, ts);
             c.last_rnr = None;
         } else {
+            let original = original_ts(f, psn);
             let c = f.cold_mut();
             c.timeouts += 1;
             c.add_delay(|c| &mut c.timeout_delay, prev_ts, ts);
+            c.evidence.timeout_retx(psn, r.frame, ts, original);
         }
     }
     if reissue || f.cold().retx_psn != Some(psn) {
@@ -187,6 +191,15 @@ fn behind(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>, prev_ts: u64, advance:
         }
     }
     f.cold_mut().retx_psn = Some(psn_add(psn, advance));
+}
+
+/// Time of the first send of `psn` while it still awaits its ACK (an AckReq request), for the
+/// retry spacing of the findings; looked up on a timeout retransmission only.
+fn original_ts(f: &Flow, psn: u32) -> Option<u64> {
+    f.pending_acks
+        .iter()
+        .find(|&&(q, _)| q == psn)
+        .map(|&(_, t)| t)
 }
 
 /// A UD request: every packet is a whole message (its PSNs are the sender's, see `ud`).

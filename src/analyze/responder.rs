@@ -38,9 +38,10 @@ pub(super) fn count(f: &mut Flow, a: &AethPkt) {
                 f.acks += 1;
             }
         }
-        AethKind::RnrNak { timer_us, .. } => {
+        AethKind::RnrNak { timer_us, code } => {
             f.cold_mut().rnr_naks += 1;
             f.cold_mut().rnr_timer_us.add(u64::from(timer_us));
+            f.cold_mut().evidence.rnr_nak(a.frame, code);
         }
         AethKind::Nak(code) => match code {
             NakCode::PsnSeqErr => f.cold_mut().naks[0] += 1,

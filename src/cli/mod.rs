@@ -396,6 +396,10 @@ pub struct ReportArgs {
     /// terminal, the least important columns are hidden to fit its width).
     #[arg(long)]
     pub wide: bool,
+    /// Findings shown at the top of the text report: `top` (the most severe, within 15
+    /// lines) or `all` (every one, each with its cause and advice).
+    #[arg(long, value_name = "WHICH", value_enum, default_value_t = crate::output::findings::FindingsShown::Top)]
+    pub findings: crate::output::findings::FindingsShown,
 }
 
 impl ReportArgs {

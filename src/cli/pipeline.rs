@@ -417,6 +417,7 @@ pub fn write_reports(report: &Report, d: &DisplayArgs, out: &mut dyn Write) -> i
     // On a terminal, the lines between the tables are broken to its width too.
     crate::output::wrap::fitted(out, width, |out| {
         if summary {
+            crate::output::findings::write_findings(report, out, color, r.findings)?;
             write_summary_fit(report, out, color, width)?;
         }
         if r.messages {

@@ -42,6 +42,7 @@
 //! moved onto them.
 
 pub mod clock;
+pub mod findings;
 pub mod matcher;
 pub mod packet;
 pub mod plan;

@@ -154,6 +154,8 @@ pub struct Report {
     pub lists_truncated: bool,
     /// Most packet copies waiting in the window at once.
     pub peak_waiting: usize,
+    /// What went wrong between the capture points, errors first ([`super::findings`]).
+    pub findings: Vec<crate::analyze::findings::Finding>,
 }
 
 /// The final offsets: the pairwise estimate recomputed from the exact smallest deltas of every
@@ -344,7 +346,7 @@ pub fn build(s: &Survey, plan: &Plan, m: &Matcher<'_>, window_ns: i64) -> Report
     let link = |e: &Event| plan.links[e.link as usize];
     let dead = dead_links(plan, m);
     let live = |e: &&Event| !dead[e.link as usize];
-    Report {
+    let mut r = Report {
         window_ns,
         captures: capture_rows(s),
         clock_reference: plan.reference,
@@ -381,5 +383,8 @@ pub fn build(s: &Survey, plan: &Plan, m: &Matcher<'_>, window_ns: i64) -> Report
             .iter()
             .any(|v| v.len() >= super::matcher::MAX_LISTED),
         peak_waiting: m.peak_pending,
-    }
+        findings: Vec::new(),
+    };
+    r.findings = super::findings::derive(&r);
+    r
 }

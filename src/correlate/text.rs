@@ -130,6 +130,12 @@ pub fn write_fit(
 /// The report's sections, in order.
 fn sections(r: &Report, out: &mut dyn Write, color: bool, width: Option<u16>) -> io::Result<()> {
     let names = Names::new(r);
+    crate::output::findings::write_list(
+        &r.findings,
+        out,
+        color,
+        crate::output::findings::FindingsShown::Top,
+    )?;
     captures(r, out, color, width)?;
     links(r, &names, out, color, width)?;
     over_time(r, out)?;

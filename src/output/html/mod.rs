@@ -4,6 +4,7 @@
 //! styles, fonts or images. Tables are capped at [`MAX_ROWS`] rows with a note; plots are
 //! decimated by the plot module, so a 1M-packet capture makes a file of a few MB at most.
 
+pub mod findings;
 pub mod table;
 
 use std::fmt::Write as _;
@@ -28,7 +29,8 @@ th{background:#f0f0f0;cursor:pointer;position:sticky;top:0}\
 th.asc::after{content:' \\25B2'}th.desc::after{content:' \\25BC'}\
 td.n{text-align:right;font-variant-numeric:tabular-nums}td.bad{color:#b00;font-weight:600}\
 .note{color:#555;font-style:italic}.warn{color:#b00}\
-figure{margin:1em 0}svg{max-width:100%;height:auto}";
+figure{margin:1em 0}svg{max-width:100%;height:auto}\
+#findings td{white-space:normal;min-width:8em;vertical-align:top}";
 
 /// Sorts a table by the clicked column: numbers by `data-v`, text otherwise; a second click
 /// reverses.
@@ -303,6 +305,7 @@ pub fn render(report: &Report, trace: &Trace, name: &str) -> Result<String> {
          <h1>roce-inspect report: {n}</h1>\n",
         n = esc(name)
     );
+    section(&mut o, "Findings", &findings::table(report), "No findings.");
     let dur = fr
         .first_ts_ns
         .zip(fr.last_ts_ns)

@@ -1,5 +1,5 @@
 //! Parquet export (`roce-inspect export FILE… --parquet DIR`, `capture … --parquet DIR`): one
-//! capture becomes five tables, each a Hive-style partition `DIR/TABLE/capture=NAME/
+//! capture becomes six tables, each a Hive-style partition `DIR/TABLE/capture=NAME/
 //! part-0.parquet`, so that the exports of many captures and hosts in one folder (or an object
 //! store prefix) read as one dataset in DuckDB, Polars or Spark.
 //!
@@ -8,8 +8,8 @@
 //!   one row per message, fixed typed columns named as the JSON keys;
 //! - `gaps` ([`gaps`]): the report's `gaps` array, one row per gap event, fixed typed columns
 //!   named as the JSON keys;
-//! - `flows`, `connections` ([`report`]): the `--summary --json` report's arrays, one row per
-//!   item, columns inferred from the JSON values.
+//! - `flows`, `connections`, `findings` ([`report`]): the `--summary --json` report's arrays,
+//!   one row per item, columns inferred from the JSON values.
 //!
 //! Memory stays bounded on any capture length: packets are collected into batches of
 //! [`PACKET_BATCH_ROWS`] rows, turned into columns and written as row groups of
@@ -120,6 +120,8 @@ pub struct ExportCounts {
     pub messages: u64,
     /// `gaps` rows.
     pub gaps: u64,
+    /// `findings` rows.
+    pub findings: u64,
 }
 
 /// One capture being exported: packets stream in, the report comes at the end.
@@ -226,9 +228,11 @@ impl Exporter {
         counts.connections = n;
         let (gaps, n) = write_gaps(t, &report.gaps)?;
         counts.gaps = n;
+        let (findings, n) = write_items(t, "findings", &report.findings)?;
+        counts.findings = n;
         self.packets.publish()?;
         self.messages.publish()?;
-        for f in [flows, connections, gaps] {
+        for f in [flows, connections, gaps, findings] {
             f.publish()?;
         }
         Ok(counts)

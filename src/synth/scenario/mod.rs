@@ -6,6 +6,7 @@
 
 pub mod allreduce;
 pub mod congestion;
+pub mod faults;
 pub mod mirrored;
 pub mod nccl;
 pub mod read_timeout;
