@@ -190,6 +190,7 @@ fn links(r: &Report, names: &Names, out: &mut dyn Write, color: bool) -> io::Res
             "lost",
             "missed",
             "corrupt",
+            "ambiguous",
             "edge",
             "delay min µs",
             "median",
@@ -209,6 +210,7 @@ fn links(r: &Report, names: &Names, out: &mut dyn Write, color: bool) -> io::Res
             bad(l.lost),
             bad(l.missed_by_upstream),
             bad(l.corrupted),
+            right(l.ambiguous),
             right(l.unmatched_at_edges),
         ];
         row.extend(delay_cells(&l.one_way_delay_ns));

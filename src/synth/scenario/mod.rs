@@ -7,6 +7,7 @@
 pub mod allreduce;
 pub mod congestion;
 pub mod read_timeout;
+pub mod two_tap;
 pub mod versions;
 pub mod write_bw;
 
