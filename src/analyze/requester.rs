@@ -232,15 +232,7 @@ fn assemble(
     match f.req_asm.offer(&piece, r.flow) {
         Accept::Dropped => {
             if reliable(piece.transport) {
-                let held = |m: &Message| match kind {
-                    Some(MessageKind::Send | MessageKind::Write) => Held::SendWrite(*m),
-                    None => Held::Unit(m.first_psn),
-                    _ => {
-                        let (m, span) = request_message(m, kind, r, span);
-                        Held::Request(m, span)
-                    }
-                };
-                capture_gap::dropped(f, sink, &piece, r.flow, held);
+                dropped(f, sink, r, &piece, kind, span);
             }
             return;
         }
@@ -279,6 +271,29 @@ fn assemble(
     if kind.is_some() {
         outcome::expect_response(f, sink, m, span);
     }
+}
+
+/// A reliable request packet the assembler dropped: to [`capture_gap`] (out of line: a gap is
+/// rare, and the per-packet path keeps the assembler inlined).
+#[cold]
+#[inline(never)]
+fn dropped(
+    f: &mut Flow,
+    sink: &mut Sink,
+    r: &Req<'_, '_>,
+    piece: &Piece,
+    kind: Option<MessageKind>,
+    span: Option<u32>,
+) {
+    let held = |m: &Message| match kind {
+        Some(MessageKind::Send | MessageKind::Write) => Held::SendWrite(*m),
+        None => Held::Unit(m.first_psn),
+        _ => {
+            let (m, span) = request_message(m, kind, r, span);
+            Held::Request(m, span)
+        }
+    };
+    capture_gap::dropped(f, sink, piece, r.flow, held);
 }
 
 /// A completed READ, atomic, FLUSH or ATOMIC WRITE request `m` as it waits for its response,
