@@ -43,6 +43,7 @@ fn close(a: &mut Analyzer) {
     for i in 0..a.flows.len() {
         let f = &mut a.flows[i];
         f.cong.rate.finish(window);
+        super::capture_gap::finish(f, &mut a.sink);
         f.incomplete += f.req_asm.abandoned;
         if let Some(mut m) = f.req_asm.open.take()
             && !m.complete
@@ -312,6 +313,7 @@ fn warnings(a: &Analyzer) -> Vec<String> {
     for (i, f) in a.flows.iter().enumerate() {
         let cnps = f.peer.map(|j| &a.flows[j as usize].prio);
         super::priority::Priority::warnings(i, &f.prio, cnps, &mut warnings);
+        msn_warning(i, f, &mut warnings);
         if let Some(e) = f.cold().error
             && f.cold().after_error > 0
         {
@@ -324,6 +326,23 @@ fn warnings(a: &Analyzer) -> Vec<String> {
         }
     }
     warnings
+}
+
+/// The MSN cross-check of the AETHs flow `f` (index `i`) carries, when it disagrees: the
+/// responder counted another number of request messages than the capture shows (a request the
+/// capture missed whole, or the message a capture-loss gap falls in).
+fn msn_warning(i: usize, f: &Flow, warnings: &mut Vec<String>) {
+    if f.msn_checked == 0 || f.msn_delta == f.msn_units {
+        return;
+    }
+    let requester = f.peer.map_or(String::new(), |j| format!(" of flow {j}"));
+    warnings.push(format!(
+        "flow {i}: its AETH MSNs advance by {} but {} request messages{requester} were reassembled over the same PSNs ({} of {} AETHs disagree): the capture misses request packets (see the gaps) or the responder does not count MSNs per message",
+        f.msn_delta,
+        f.msn_units,
+        f.msn_mismatches,
+        f.msn_checked
+    ));
 }
 
 /// Warnings for captures cut by a snap length, and READs whose PSN reservation needed a PMTU

@@ -76,8 +76,9 @@ pub enum MessageStatus {
     /// Executed: every packet accepted and, for READ / atomic / FLUSH / ATOMIC WRITE, the
     /// response seen; a SEND/WRITE no NAK refused.
     Ok,
-    /// The capture ends before it completes, no response was seen for a READ / atomic / FLUSH
-    /// / ATOMIC WRITE, or it was sent after a fatal NAK put the QP in the error state.
+    /// The capture ends before it completes, misses one of its packets (a capture-loss gap:
+    /// its bytes are those captured), no response was seen for a READ / atomic / FLUSH /
+    /// ATOMIC WRITE, or it was sent after a fatal NAK put the QP in the error state.
     Incomplete,
     /// Refused with NAK code 1, invalid request.
     NakInvalidRequest,
@@ -362,6 +363,54 @@ impl Assembler {
                     Accept::Open
                 }
             }
+        }
+    }
+
+    /// Whether `psn` is ahead of the next PSN this assembler accepts (beyond a READ's
+    /// tolerance): packets are missing before it.
+    pub fn is_ahead(&self, psn: u32) -> bool {
+        self.expected.is_some_and(|e| {
+            let d = psn_distance(psn, e);
+            d > self.slack && d < PSN_HALF
+        })
+    }
+
+    /// Whether `psn` is behind the next PSN this assembler accepts (a duplicate).
+    pub fn is_behind(&self, psn: u32) -> bool {
+        self.expected
+            .is_some_and(|e| psn_distance(psn, e) >= PSN_HALF)
+    }
+
+    /// The next PSN this assembler accepts (`None` before its first packet).
+    pub fn expected(&self) -> Option<u32> {
+        self.expected
+    }
+
+    /// An assembler that goes on after packets the capture missed: it accepts the next packet
+    /// whatever its PSN, and the message in progress (incomplete) is carried over so that its
+    /// later packets continue it.
+    pub fn resynced(&self) -> Assembler {
+        Assembler {
+            expected: None,
+            slack: 0,
+            open: self.open.clone().filter(|m| !m.complete),
+            abandoned: 0,
+        }
+    }
+
+    /// Start a message at MIDDLE or LAST packet `p` whose earlier packets the capture missed
+    /// (its bytes are those seen); a LAST completes it at once.
+    pub fn begin_headless(&mut self, p: &Piece, flow: usize) -> Accept {
+        self.count_unfinished();
+        self.expected = Some(psn_add(p.psn, p.advance.max(1)));
+        self.slack = p.slack;
+        let mut m = Message::begun(p, flow);
+        m.complete = p.position == Position::Last;
+        self.open = Some(Box::new(m));
+        if m.complete {
+            Accept::Completed
+        } else {
+            Accept::Open
         }
     }
 

@@ -19,6 +19,7 @@
 //! - Across connections: the flow table and its limit (`table`), QP pairing and the CM
 //!   (`pairing`), CNP attribution (`cnp`), PMTU inference (here).
 
+mod capture_gap;
 pub mod cm;
 pub mod congestion;
 pub mod evidence;
@@ -577,6 +578,7 @@ impl Analyzer {
         match self.flows[i].peer.map(|j| j as usize) {
             Some(j) => {
                 let (f, g) = two_mut(&mut self.flows, i, j);
+                capture_gap::answered(g, &mut self.sink, r.psn, false);
                 outcome::response(f, i, Some(g), &mut self.sink, &r);
             }
             None => outcome::response(&mut self.flows[i], i, None, &mut self.sink, &r),

@@ -7,8 +7,9 @@
 
 use super::Packet;
 use super::Sink;
+use super::capture_gap::{self, Held};
 use super::flow::{Flow, MAX_OPEN_GAPS, MAX_PENDING_ACKS, MAX_UNITS, OpenGap};
-use super::message::{Accept, FethInfo, MessageKind, Piece};
+use super::message::{Accept, FethInfo, Message, MessageKind, Piece};
 use super::outcome::{self, Awaiting};
 use super::psn::{PsnVerdict, psn_add, psn_diff, read_psn_span};
 use super::report::{GapReport, Retransmission};
@@ -209,7 +210,7 @@ pub(super) fn assemble_ud(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>) {
 
 /// One request unit as the responder's MSN counts it (the last PSN of a SEND/WRITE, the PSN of
 /// a READ request or atomic), for the MSN cross-check.
-fn unit(f: &mut Flow, psn: u32) {
+pub(super) fn unit(f: &mut Flow, psn: u32) {
     if f.unit_psns.len() >= MAX_UNITS {
         f.unit_psns.pop_front();
     }
@@ -241,8 +242,18 @@ fn assemble(
         reth: p.ext.reth,
         immediate: r.op.has_immediate(),
     };
-    if f.req_asm.offer(&piece, r.flow) != Accept::Completed {
-        return;
+    match f.req_asm.offer(&piece, r.flow) {
+        Accept::Dropped => {
+            if reliable(piece.transport) {
+                dropped(f, sink, r, &piece, kind, span);
+            }
+            return;
+        }
+        Accept::Open => {
+            capture_gap::resent(f);
+            return;
+        }
+        Accept::Completed => capture_gap::resent(f),
     }
     let Some(m) = f.req_asm.finished() else {
         return;
@@ -268,10 +279,47 @@ fn assemble(
         outcome::send_write_done(f, sink, done, mismatch, kept.as_ref(), reliable(transport));
         return;
     }
-    let mut m = *m;
+    let (m, span) = request_message(m, kind, r, span);
     unit(f, first_psn);
+    if kind.is_some() {
+        outcome::expect_response(f, sink, m, span);
+    }
+}
+
+/// A reliable request packet the assembler dropped: to [`capture_gap`] (out of line: a gap is
+/// rare, and the per-packet path keeps the assembler inlined).
+#[cold]
+#[inline(never)]
+fn dropped(
+    f: &mut Flow,
+    sink: &mut Sink,
+    r: &Req<'_, '_>,
+    piece: &Piece,
+    kind: Option<MessageKind>,
+    span: Option<u32>,
+) {
+    let held = |m: &Message| match kind {
+        Some(MessageKind::Send | MessageKind::Write) => Held::SendWrite(*m),
+        None => Held::Unit(m.first_psn),
+        _ => {
+            let (m, span) = request_message(m, kind, r, span);
+            Held::Request(m, span)
+        }
+    };
+    capture_gap::dropped(f, sink, piece, r.flow, held);
+}
+
+/// A completed READ, atomic, FLUSH or ATOMIC WRITE request `m` as it waits for its response,
+/// and the PSNs it reserves (a READ's span, 1 for the others).
+fn request_message(
+    m: &Message,
+    kind: Option<MessageKind>,
+    r: &Req<'_, '_>,
+    span: Option<u32>,
+) -> (Message, Option<u32>) {
+    let mut m = *m;
     match kind {
-        None | Some(MessageKind::Send | MessageKind::Write) => {}
+        None | Some(MessageKind::Send | MessageKind::Write) => (m, span),
         Some(MessageKind::Read) => {
             m.bytes = 0;
             m.packets = 0;
@@ -279,16 +327,16 @@ fn assemble(
             m.complete = false;
             m.request_frame = Some(r.frame);
             m.request_ts_ns = Some(r.ts);
-            outcome::expect_response(f, sink, m, span);
+            (m, span)
         }
         Some(k) => {
             if k == MessageKind::Flush {
-                m.feth = p.ext.feth.map(|x| FethInfo {
+                m.feth = r.p.ext.feth.map(|x| FethInfo {
                     selectivity: x.sel,
                     placement_type: x.plt,
                 });
             }
-            outcome::expect_response(f, sink, m, Some(1));
+            (m, Some(1))
         }
     }
 }

@@ -2,13 +2,18 @@
 //! clock) and every copy of a link's packets matched with its copy at the link's other end, in
 //! a bounded window.
 //!
-//! A copy waits in the window until its counterpart arrives; copies of the same identity
-//! (retransmissions) are paired so that a downstream copy takes the most recent upstream copy
-//! still waiting, and an upstream copy the oldest waiting downstream copy: a first transmission
-//! lost on the link and then retransmitted leaves the first one unmatched (lost), the
-//! retransmission matched. A copy still unmatched one window after its time is lost on the
-//! link (upstream copy) or missed by the upstream capture (downstream copy), unless the other
-//! capture was not recording then.
+//! A copy waits in the window until its counterpart arrives. Copies of the same identity
+//! (resends, duplicate ACKs) are byte-identical, so they are told apart by time, never by
+//! rank: a downstream copy takes the upstream copy whose delay lies in the link's plausible
+//! delay window (the survey's smallest and largest sampled delay, widened by each unambiguous
+//! match and by a µs of timestamp resolution when a capture has µs times). One candidate: an
+//! unambiguous match. Several: the oldest is taken (FIFO per QP) and the match is `ambiguous`,
+//! counted but left out of the delays and of the offset estimate. None in the window: the
+//! only upstream copy waiting is taken (a delay beyond the sample's), or the most recent of
+//! several, ambiguous. A first transmission lost on the link and then resent is left
+//! unmatched (lost), the resend matched. A copy still unmatched one window after its time is
+//! lost on the link (upstream copy) or missed by the upstream capture (downstream copy), unless
+//! the other capture was not recording then.
 
 use std::collections::VecDeque;
 use std::collections::hash_map::Entry;
@@ -80,6 +85,11 @@ pub struct LinkTally {
     pub missed: u64,
     /// Matched copies whose content (ICRC) differs.
     pub corrupted: u64,
+    /// Of the matched and corrupted copies, those with several candidates in the delay window
+    /// (left out of the delays and the offset estimate).
+    pub ambiguous: u64,
+    /// The plausible delay window under the survey's offsets, ns (`None`: no sample).
+    pub window: Option<(i64, i64)>,
     /// Unmatched copies from when the other capture was not recording.
     pub at_edges: u64,
     /// Delays under the survey's offsets, ns.
@@ -143,6 +153,8 @@ impl<'a> Matcher<'a> {
                     lost: 0,
                     missed: 0,
                     corrupted: 0,
+                    ambiguous: 0,
+                    window: delay_window(l, survey),
                     at_edges: 0,
                     delay: DelayStats::new(s.0.max(e.0), s.1.min(e.1)),
                     min_raw: None,
@@ -207,13 +219,17 @@ impl<'a> Matcher<'a> {
         match self.pending.entry(key) {
             Entry::Occupied(mut o) => {
                 let slot = o.get_mut();
+                let window = self.tallies[key.link as usize].window;
                 let other = match side {
-                    Side::Down => slot.up.pop(),
-                    Side::Up if !slot.down.is_empty() => Some(slot.down.remove(0)),
+                    Side::Down => pick_up(&mut slot.up, copy.t, window),
+                    Side::Up if !slot.down.is_empty() => {
+                        let ambiguous = slot.down.len() > 1;
+                        Some((slot.down.remove(0), ambiguous))
+                    }
                     Side::Up => None,
                 };
                 match other {
-                    Some(x) => {
+                    Some((x, ambiguous)) => {
                         self.waiting -= 1;
                         if slot.up.is_empty() && slot.down.is_empty() {
                             o.remove();
@@ -223,7 +239,7 @@ impl<'a> Matcher<'a> {
                         } else {
                             (x, copy)
                         };
-                        self.matched(key, up, down);
+                        self.matched(key, up, down, ambiguous);
                     }
                     None => {
                         push_side(slot, side, copy);
@@ -246,11 +262,19 @@ impl<'a> Matcher<'a> {
         self.peak_pending = self.peak_pending.max(self.waiting);
     }
 
-    fn matched(&mut self, key: Key, up: Copy, down: Copy) {
+    fn matched(&mut self, key: Key, up: Copy, down: Copy, ambiguous: bool) {
         let tally = &mut self.tallies[key.link as usize];
-        let raw = down.raw - up.raw;
-        tally.min_raw = Some(tally.min_raw.map_or(raw, |m| m.min(raw)));
-        tally.delay.record(down.t - up.t, up.t);
+        if ambiguous {
+            tally.ambiguous += 1;
+        } else {
+            let raw = down.raw - up.raw;
+            let delay = down.t - up.t;
+            tally.min_raw = Some(tally.min_raw.map_or(raw, |m| m.min(raw)));
+            tally.delay.record(delay, up.t);
+            if let Some(w) = &mut tally.window {
+                *w = (w.0.min(delay), w.1.max(delay));
+            }
+        }
         if up.content.differs(&down.content) {
             tally.corrupted += 1;
             let mut e = event(key, &up);
@@ -312,6 +336,41 @@ impl<'a> Matcher<'a> {
     }
 }
 
+/// The plausible delay window of link `l` (ns, survey offsets): its sampled delays, a µs wider
+/// each way when either capture has µs timestamps.
+fn delay_window(l: &LinkPlan, survey: &Survey) -> Option<(i64, i64)> {
+    let (lo, hi) = l.delay_window_ns?;
+    let coarse = !(survey.captures[l.up].sub_us && survey.captures[l.down].sub_us);
+    let slack = if coarse { 1_000 } else { 0 };
+    Some((lo - slack, hi + slack))
+}
+
+/// The upstream copy (of the copies `ups` of one packet, oldest first) that a downstream copy
+/// at `t` (ns, reference clock) matches, and whether the match is ambiguous: the one copy
+/// whose delay lies in `window`; the oldest of several (FIFO), ambiguous; with none in the
+/// window, the only copy waiting, or the most recent of several, ambiguous. Without a
+/// window, as with none in it.
+fn pick_up(
+    ups: &mut SmallVec<[Copy; 1]>,
+    t: i64,
+    window: Option<(i64, i64)>,
+) -> Option<(Copy, bool)> {
+    if ups.len() <= 1 {
+        return ups.pop().map(|c| (c, false));
+    }
+    let inside = |c: &Copy| window.is_some_and(|(lo, hi)| (lo..=hi).contains(&(t - c.t)));
+    let mut found = ups
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| inside(c))
+        .map(|(i, _)| i);
+    match (found.next(), found.next()) {
+        (Some(i), None) => Some((ups.remove(i), false)),
+        (Some(i), Some(_)) => Some((ups.remove(i), true)),
+        (None, _) => ups.pop().map(|c| (c, true)),
+    }
+}
+
 fn push_side(slot: &mut Slot, side: Side, copy: Copy) {
     match side {
         Side::Up => slot.up.push(copy),
@@ -348,5 +407,49 @@ fn event(key: Key, c: &Copy) -> Event {
 fn push_capped(v: &mut Vec<Event>, e: Event) {
     if v.len() < MAX_LISTED {
         v.push(e);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copies(ts: &[i64]) -> SmallVec<[Copy; 1]> {
+        ts.iter()
+            .map(|&t| Copy {
+                t,
+                raw: t,
+                frame: t as u64,
+                content: Content::default(),
+            })
+            .collect()
+    }
+
+    /// An original lost between the taps, resent 5 µs later; the path takes 2.5 µs.
+    #[test]
+    fn the_resend_is_told_from_the_original_by_its_delay() {
+        let mut ups = copies(&[1_000, 6_000]);
+        let (c, ambiguous) = pick_up(&mut ups, 8_500, Some((2_500, 2_500))).unwrap();
+        assert_eq!((c.t, ambiguous), (6_000, false));
+        assert_eq!(ups.len(), 1, "the original waits, to be lost");
+        // A burst of duplicate ACKs 300 ns apart, the second lost: the third's copy arrives.
+        let mut ups = copies(&[1_000, 1_300, 1_600]);
+        let (c, ambiguous) = pick_up(&mut ups, 4_100, Some((2_500, 2_500))).unwrap();
+        assert_eq!((c.t, ambiguous), (1_600, false));
+    }
+
+    #[test]
+    fn several_candidates_are_ambiguous_and_fifo() {
+        // Delays 2–10 µs: both copies 300 ns apart fit; the oldest is taken.
+        let mut ups = copies(&[1_000, 1_300]);
+        let (c, ambiguous) = pick_up(&mut ups, 5_000, Some((2_000, 10_000))).unwrap();
+        assert_eq!((c.t, ambiguous), (1_000, true));
+        // None in the window: the most recent of several, ambiguous; the only one, not.
+        let mut ups = copies(&[1_000, 1_300]);
+        let (c, ambiguous) = pick_up(&mut ups, 50_000, Some((2_000, 10_000))).unwrap();
+        assert_eq!((c.t, ambiguous), (1_300, true));
+        let (c, ambiguous) = pick_up(&mut ups, 50_000, Some((2_000, 10_000))).unwrap();
+        assert_eq!((c.t, ambiguous), (1_000, false));
+        assert!(pick_up(&mut ups, 50_000, None).is_none());
     }
 }

@@ -31,9 +31,11 @@
 //! **Pass 2, matching** ([`matcher`]): the captures, each read and decoded by a thread of its
 //! own and handed over in bounded batches, merged in aligned time order; each copy
 //! waits at most the window (`--window`, default 1 s) for its counterpart at the other end of
-//! its link, so memory is bounded by the window, not the capture length. The k-th surviving
-//! copy upstream matches the k-th copy downstream (a lost first transmission and its
-//! retransmission are one lost packet). Unmatched upstream copies are lost on the link;
+//! its link, so memory is bounded by the window, not the capture length. Resent copies are
+//! byte-identical and told apart by time, not rank: a downstream copy takes the upstream copy
+//! whose delay lies in the link's plausible delay window; with several candidates the match is
+//! `ambiguous`, counted but left out of the delays and offsets (see [`matcher`]). A lost
+//! first transmission and its retransmission are one lost packet. Unmatched upstream copies are lost on the link;
 //! unmatched downstream copies were missed by the upstream capture; unmatched copies from when
 //! the other capture was not recording are counted apart. The smallest delta of every matched
 //! packet then gives the final offsets (the survey only sampled), and each link's delays

@@ -31,6 +31,10 @@ pub struct LinkPlan {
     /// Largest one-way delay in the survey's sample (ns; the window when none was sampled):
     /// a packet this close to the other capture's start or end is not called lost or missed.
     pub margin_ns: i64,
+    /// Smallest and largest one-way delay in the survey's sample, on the survey's offsets (ns;
+    /// `None` when no packet was sampled at both ends): the window in which a downstream copy
+    /// is looked for among upstream copies of the same packet (resends).
+    pub delay_window_ns: Option<(i64, i64)>,
     /// Whether the two ends' samples share packets of the direction. A link whose ends share
     /// none may still carry packets (a short capture of a few of a long one's packets is
     /// rarely in the long one's sample), or none (another job between the same hosts): the
@@ -147,16 +151,17 @@ fn links(
         for w in order.windows(2) {
             let (up, down) = (w[0], w[1]);
             let sampled = oriented(up, down).is_some();
-            let margin = oriented(up, down)
+            let shift = theta(offsets, down) - theta(offsets, up);
+            let delay_window = oriented(up, down)
                 .filter(|(_, o)| o.up == up)
-                .map_or(window_ns, |(_, o)| {
-                    (o.max_r - (theta(offsets, down) - theta(offsets, up))).max(0)
-                });
+                .map(|(_, o)| (o.min_r - shift, o.max_r - shift));
+            let margin = delay_window.map_or(window_ns, |(_, hi)| hi.max(0));
             links.push(LinkPlan {
                 dir: d,
                 up,
                 down,
                 margin_ns: margin,
+                delay_window_ns: delay_window,
                 sampled,
             });
         }

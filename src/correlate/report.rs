@@ -60,6 +60,10 @@ pub struct LinkRow {
     pub missed_by_upstream: u64,
     /// Matched copies whose ICRC differs (corrupted on the link).
     pub corrupted: u64,
+    /// Of `matched` and `corrupted`, the copies of a resent packet that had several
+    /// candidates in the link's delay window: counted, left out of `one_way_delay_ns` and of
+    /// the clock offset.
+    pub ambiguous: u64,
     /// Unmatched copies from when the other capture was not recording (neither lost nor
     /// missed).
     pub unmatched_at_edges: u64,
@@ -277,6 +281,7 @@ fn link_rows(
                 lost: t.lost,
                 missed_by_upstream: t.missed,
                 corrupted: t.corrupted,
+                ambiguous: t.ambiguous,
                 unmatched_at_edges: t.at_edges,
                 one_way_delay_ns: delay,
             }

@@ -152,6 +152,9 @@ pub struct CaptureSurvey {
     pub last_ns: Option<u64>,
     /// Per direction seen.
     pub dirs: FxMap<DirId, DirSurvey>,
+    /// Whether a RoCE packet's time has digits below the µs (else the capture's timestamps
+    /// are µs, as tcpdump writes by default, and delays are known to ± 1 µs only).
+    pub sub_us: bool,
     /// Why the file ended early, if it did (the reader's `read_error`).
     pub read_error: Option<String>,
 }
@@ -235,6 +238,7 @@ fn add(c: &mut CaptureSurvey, d: Option<DirId>, o: &Observation) {
     };
     c.first_ns = Some(c.first_ns.map_or(o.ts_ns, |f| f.min(o.ts_ns)));
     c.last_ns = Some(c.last_ns.map_or(o.ts_ns, |l| l.max(o.ts_ns)));
+    c.sub_us |= o.ts_ns % 1_000 != 0;
     let ds = c.dirs.entry(d).or_default();
     ds.packets += 1;
     ds.sample

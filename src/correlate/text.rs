@@ -240,6 +240,7 @@ fn links(
             "lost",
             "missed",
             "corrupt",
+            "ambiguous",
             "edge",
             "delay min µs",
             "median",
@@ -260,6 +261,7 @@ fn links(
             bad(l.lost),
             bad(l.missed_by_upstream),
             bad(l.corrupted),
+            right(l.ambiguous),
             right(l.unmatched_at_edges),
         ];
         row.extend(delay_cells(&l.one_way_delay_ns));

@@ -11,6 +11,7 @@ pub mod mirrored;
 pub mod nccl;
 pub mod read_timeout;
 pub mod rxe_write;
+pub mod two_tap;
 pub mod versions;
 pub mod write_bw;
 
