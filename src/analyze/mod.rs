@@ -23,6 +23,7 @@ pub mod cm;
 pub mod congestion;
 pub mod flow;
 pub mod fxhash;
+pub mod marks;
 pub mod message;
 pub mod outcome;
 pub mod priority;
