@@ -1090,3 +1090,58 @@ fn analysis_json_equals_the_registry() {
         }
     }
 }
+
+/// A fatal NAK marks the request it names, shown before it (a late mark, through the window):
+/// ../shared/cases/nak_verdicts.pcap, whose README says FETCH_ADD PSN 302 (frame 5) is answered
+/// by a NAK remote access error (frame 6) and WRITE ONLY PSN 900 (frame 7) by a NAK invalid
+/// request (frame 8).
+#[test]
+fn late_naked_marks_reach_earlier_requests() {
+    need_shared!();
+    let case = PathBuf::from(common::case("nak_verdicts.pcap"));
+    let rows = marked_fields(
+        &case,
+        "analysis.naked || analysis.nak_reason",
+        &["frame", "bth.psn", "analysis.naked", "analysis.nak_reason"],
+    );
+    let want = [
+        ["5", "302", "1", ""],
+        ["6", "302", "", "remote_access"],
+        ["7", "900", "1", ""],
+        ["8", "900", "", "invalid_request"],
+    ];
+    assert_eq!(rows, want.map(|r| r.map(str::to_string).to_vec()).to_vec());
+}
+
+/// The window is bounded: with 1100 other frames (LLDP, Ethertype 0x88cc) put between the
+/// WRITE ONLY PSN 900 of nak_verdicts.pcap and its NAK, more than the 1024 frames the window
+/// holds, the WRITE is printed before the NAK is seen and stays unmarked; the FETCH_ADD, NAKed
+/// right after, is still marked.
+#[test]
+fn late_marks_stop_at_the_window() {
+    use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, Record, write_pcap};
+    need_shared!();
+    let case = PathBuf::from(common::case("nak_verdicts.pcap"));
+    let mut recs: Vec<Record> = records(&case)
+        .into_iter()
+        .map(|(_, _, ts, _, data)| Record::new(ts, data))
+        .collect();
+    let mut lldp = vec![0x01, 0x80, 0xc2, 0, 0, 0x0e, 2, 0, 0, 0, 0, 1, 0x88, 0xcc];
+    lldp.resize(60, 0);
+    let ts = recs[6].ts_ns;
+    let filler = (0..1100).map(|_| Record::new(ts, lldp.clone()));
+    recs.splice(7..7, filler);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("far_nak.pcap");
+    write_pcap(
+        std::fs::File::create(&path).unwrap(),
+        LINKTYPE_ETHERNET,
+        262_144,
+        &recs,
+    )
+    .unwrap();
+    let rows = marked_fields(&path, "analysis.naked", &["frame", "bth.psn"]);
+    assert_eq!(rows, vec![vec!["5".to_string(), "302".to_string()]]);
+    let naks = marked_fields(&path, "analysis.nak_reason", &["frame"]);
+    assert_eq!(naks, vec![vec!["6".to_string()], vec!["1108".to_string()]]);
+}
