@@ -26,6 +26,10 @@ TIME=/usr/bin/time
 [ -x "$TIME" ] || { echo "GNU time (/usr/bin/time) is needed (Debian package time)" >&2; exit 1; }
 THREADS=""
 $BIN read --help | grep -q -- '--threads' && THREADS=yes
+# Display filters (issue 35): the same filter for both tools, matching few frames.
+DFILTER=""
+$BIN read --help | grep -q -- '--display-filter' && DFILTER='bth.psn > 100 && ecn == "ce"'
+TSHARK_DFILTER='infiniband.bth.psn > 100 && ip.dsfield.ecn == 3'
 
 # The medians of the current trace, by key, for the ratios printed after its table.
 declare -A MED
@@ -66,6 +70,11 @@ ratios() {
   echo "   tcpdump -nn -r / read (text):            $(ratio tcpdump text)x  [>= 5]"
   echo "   tshark -T fields / read --json:          $(ratio fields json)x  [>= 40]"
   echo "   tshark -q -z io,phs / read -q:           $(ratio phs q)x"
+  if [ -n "$DFILTER" ]; then
+    echo "-- ratios (issue 35 targets in brackets)"
+    echo "   read -Y / read -q, 1 core:               $(ratio y1 q1)x  [<= 1.2]"
+    echo "   tshark -Y / read -Y:                     $(ratio tsharky y)x  [>= 30]"
+  fi
 }
 
 bench() {
@@ -85,6 +94,11 @@ bench() {
   run -k tcpdump "tcpdump -nn -r" tcpdump -nn -r "$trace"
   run -k fields "tshark -T fields (2 fields)" tshark -r "$trace" -T fields -e infiniband.bth.destqp -e infiniband.bth.psn
   run -k phs "tshark -q -z io,phs" tshark -r "$trace" -q -z io,phs
+  if [ -n "$DFILTER" ]; then
+    run -k y1 "roce-inspect read -Y (1 core)" taskset -c 0 $BIN read -Y "$DFILTER" "$trace"
+    run -k y "roce-inspect read -Y" $BIN read -Y "$DFILTER" "$trace"
+    run -k tsharky "tshark -Y (same filter)" tshark -r "$trace" -Y "$TSHARK_DFILTER"
+  fi
   ratios
   MED=()
 }

@@ -9,6 +9,7 @@ pub mod analyze;
 pub mod cli;
 pub mod correlate;
 pub mod decode;
+pub mod filter;
 pub mod generate;
 pub mod nccl;
 pub mod output;

@@ -14,7 +14,10 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let result = match &cli.command {
-        Command::Read(a) => pipeline::read_file(a.path(), &a.display, a.threads()),
+        Command::Read(a) if a.list_fields => pipeline::list_fields(),
+        Command::Read(a) => {
+            pipeline::read_file(a.path(), &a.display, a.threads(), a.write.as_deref())
+        }
         Command::Capture(a) => capture::capture(a),
         Command::Export(a) => export::export(a),
         Command::Generate(a) => roce_inspect::generate::run(a).map(|()| Outcome::Ok),

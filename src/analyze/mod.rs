@@ -27,6 +27,7 @@ pub mod findings;
 pub mod flow;
 pub mod fxhash;
 pub mod live;
+pub mod marks;
 pub mod message;
 pub mod outcome;
 pub mod priority;

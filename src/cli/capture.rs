@@ -14,6 +14,7 @@ use super::CaptureArgs;
 use super::capture_loop::{Stop, read_loop, summary_line};
 use super::pipeline::{Outcome, Run, io_outcome};
 use crate::output::parquet::{ExportTarget, Exporter};
+use crate::output::savefile::MarkedWriter;
 use crate::source::live::{self, LiveError, LiveOptions, LiveSource, OFFLOAD_NOTE, Stats};
 use crate::source::privdrop::Plan;
 
@@ -145,6 +146,7 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
         ..LiveOptions::default()
     };
     let d = &a.display;
+    d.fields_format()?;
     // Who to become once the device is open: decided (and a bad -Z refused) before opening.
     let plan = Plan::resolve(a.user.as_deref())?;
     let mut src = match LiveSource::open(a.interface(), &opts) {
@@ -167,8 +169,13 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
         Some(f) => src.set_filter_counting_tag_misses(f, run.roce_predicate())?,
         None => src.set_default_filter(&d.roce_ports)?,
     };
-    if let Some(path) = &a.write {
-        src.save_to(path)?;
+    match (&a.write, &d.display_filter) {
+        // With -Y: the shown frames, with their marks as comments (pcapng).
+        (Some(path), Some(_)) => {
+            run.write_shown(MarkedWriter::create(path, src.linktype().0)?, true)
+        }
+        (Some(path), None) => src.save_to(path)?,
+        (None, _) => {}
     }
     give_up_root(&plan, a)?;
     // Written from here on as the user the capture became.

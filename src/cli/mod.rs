@@ -7,6 +7,7 @@ pub mod capture_loop;
 pub mod correlate;
 pub mod crew;
 pub mod export;
+pub mod marked;
 pub mod nccl;
 pub mod parallel;
 pub mod pipeline;
@@ -213,7 +214,9 @@ pub struct CaptureArgs {
     /// Kernel capture buffer size: bytes, or with a K, M or G suffix (powers of 1024).
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
     pub buffer_size: u32,
-    /// Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C).
+    /// Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C);
+    /// with -Y, only the shown frames, as pcapng with their analysis marks as packet comments
+    /// (complete once the capture stops).
     #[arg(short = 'w', long = "write", value_name = "FILE")]
     pub write: Option<String>,
     /// Hand packets over in blocks (at most 100 ms late) instead of one by one: much higher
@@ -247,13 +250,22 @@ pub struct ReadArgs {
     /// Capture file (pcap or pcapng); `-` for standard input. `-r FILE` works too, as in tcpdump.
     #[arg(
         value_name = "FILE",
-        required_unless_present = "r_file",
+        required_unless_present_any = ["r_file", "list_fields"],
         conflicts_with = "r_file"
     )]
     pub file: Option<String>,
     /// The capture file, tcpdump style (`read -r trace.pcap`); same as FILE.
     #[arg(short = 'r', id = "r_file", value_name = "FILE")]
     pub r_file: Option<String>,
+    /// Write the shown frames (after -Y, --qp, --opcode), unmodified, to this pcapng file
+    /// instead of printing them, each with its analysis marks as the packet comment
+    /// (Wireshark's `frame.comment`), e.g. `-Y analysis.retransmission -w resent.pcapng`.
+    #[arg(short = 'w', long = "write", value_name = "FILE")]
+    pub write: Option<String>,
+    /// List every field that -Y and -T fields -e read, with its type and description (like
+    /// `tshark -G fields`), and exit.
+    #[arg(long = "list-fields", id = "list_fields")]
+    pub list_fields: bool,
     /// Threads that decode and format packets (default: the cores available), while the
     /// calling thread analyses them in order and writes the output, which is the same whatever
     /// the number; 1 reads on one thread. Several threads are used while a pcap/pcapng file is
@@ -325,9 +337,32 @@ pub struct DisplayArgs {
     /// cover every packet.
     #[arg(long, value_name = "NAME|N", value_parser = parse_opcode)]
     pub opcode: Option<OpcodeSet>,
+    /// Show only the packets this display filter passes: Wireshark's display-filter language
+    /// on the `--json` keys joined by dots, e.g. `-Y 'bth.dest_qp == 0x11 && bth.psn > 100'`,
+    /// `-Y 'aeth.nak || analysis.retransmission'` (--list-fields lists the fields). Reports
+    /// still cover every packet.
+    #[arg(short = 'Y', long = "display-filter", value_name = "EXPR", value_parser = parse_display_filter)]
+    pub display_filter: Option<std::sync::Arc<crate::filter::DisplayFilter>>,
+    /// Run the analysis alongside the packet lines and mark each packet with its verdicts
+    /// (`[RETX]`, `[GAP n]`, `[NAKed]`, …; the `analysis` object in --json). Implied by a -Y
+    /// filter that reads `analysis.*`.
+    #[arg(long)]
+    pub marks: bool,
     /// One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`.
     #[arg(long)]
     pub json: bool,
+    /// Output format, as tshark's -T: `fields` prints the -e fields of each packet, one line
+    /// each (`-T fields -e frame -e bth.psn -e analysis.retransmission`).
+    #[arg(short = 'T', value_name = "FORMAT", value_parser = ["fields"],
+          conflicts_with_all = ["json", "verbose"])]
+    pub format: Option<String>,
+    /// A field printed by -T fields (repeatable, in order); --list-fields lists them.
+    #[arg(short = 'e', value_name = "FIELD", requires = "format")]
+    pub fields: Vec<String>,
+    /// A -T fields option as tshark's -E (repeatable): `separator=,` (`/t` tab, `/s` space),
+    /// `header=y`, `quote=d|s|n`, `aggregator=;`, `occurrence=f|l|a|N`.
+    #[arg(short = 'E', value_name = "OPTION", requires = "format")]
+    pub field_options: Vec<String>,
     /// Print the full header tree of every packet, like `tshark -V`.
     #[arg(short = 'V', long = "verbose")]
     pub verbose: bool,
@@ -356,6 +391,21 @@ pub struct DisplayArgs {
     /// Analysis options.
     #[command(flatten)]
     pub report: ReportArgs,
+}
+
+impl DisplayArgs {
+    /// The `-T fields` layout, `None` without `-T fields`.
+    ///
+    /// # Errors
+    /// `-T fields` without `-e`, an unknown field, a bad `-E` option (a usage error).
+    pub fn fields_format(&self) -> Result<Option<crate::output::fields::FieldsFormat>, ArgError> {
+        if self.format.is_none() {
+            return Ok(None);
+        }
+        crate::output::fields::FieldsFormat::new(&self.fields, &self.field_options)
+            .map(Some)
+            .map_err(ArgError)
+    }
 }
 
 /// Analysis reports (flows, PSNs, messages, congestion) printed after the packets.
@@ -427,6 +477,13 @@ pub(crate) fn parse_mtu(s: &str) -> Result<u32, String> {
             "'{s}' is not an IB path MTU (256, 512, 1024, 2048 or 4096)"
         )),
     }
+}
+
+/// Compile a `-Y` display filter.
+fn parse_display_filter(s: &str) -> Result<std::sync::Arc<crate::filter::DisplayFilter>, String> {
+    crate::filter::DisplayFilter::compile(s)
+        .map(std::sync::Arc::new)
+        .map_err(|e| e.to_string())
 }
 
 /// A set of opcodes selected with `--opcode`.

@@ -4,20 +4,36 @@ use std::io::{self, Write};
 
 use anyhow::{Context, Result};
 
+use super::marked::Marking;
 use super::parallel;
 use super::progress::Progress;
 use super::{DisplayArgs, ReportArgs};
+use crate::analyze::marks::Marks;
 use crate::analyze::tap::Tap;
 use crate::analyze::{AnalyzeConfig, Analyzer, Report, Seen};
 use crate::decode::encap::clock::MirrorClock;
 use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, OtherKind, decode_frame};
+use crate::filter::DisplayFilter;
+use crate::filter::fields::Pkt;
+use crate::output::fields::FieldsPrinter;
 use crate::output::json::JsonPrinter;
 use crate::output::parquet::{Exporter, PacketMeta};
 use crate::output::plot::{Recorder, Trace};
+use crate::output::savefile::MarkedWriter;
 use crate::output::text::TextPrinter;
 use crate::output::{FrameCtx, Printer};
 use crate::source::tag_miss::IsRoce;
 use crate::source::{FileSource, Record};
+
+/// Whether the packet lines carry analysis marks: `--marks`, or a display filter that reads
+/// `analysis.*`.
+fn marks_wanted(d: &DisplayArgs) -> bool {
+    d.marks
+        || d.display_filter
+            .as_ref()
+            .is_some_and(|f| f.reads_analysis())
+        || (d.format.is_some() && d.fields.iter().any(|f| f.starts_with("analysis")))
+}
 
 /// Bytes of report text gathered before each write to standard output.
 pub const REPORT_BUFFER: usize = 64 << 10;
@@ -35,20 +51,28 @@ pub fn selected(d: &DisplayArgs, frame: &Frame<'_>) -> bool {
         // A frame whose link or IP header could not be parsed might have been RoCE: show it
         // (marked) rather than let it vanish; other non-RoCE frames only with `--all`.
         FrameKind::Other(OtherKind::Undecodable(_)) => d.qp.is_none() && d.opcode.is_none(),
-        FrameKind::Other(_) => d.all && d.qp.is_none() && d.opcode.is_none(),
+        FrameKind::Other(_) => {
+            (d.all || d.display_filter.is_some()) && d.qp.is_none() && d.opcode.is_none()
+        }
     }
 }
 
 /// Build the printer the display options ask for, over stdout (the printers buffer themselves).
 pub fn make_printer(d: &DisplayArgs) -> Box<dyn Printer + Send> {
-    printer_into(d, io::stdout())
+    printer_into(d, io::stdout(), true)
 }
 
-/// The printer the display options ask for, writing to `out`.
+/// The printer the display options ask for, writing to `out`; `-T fields`' header line first
+/// when `header` (and `-E header=y`).
 fn printer_into<'w, W: io::Write + Send + 'w>(
     d: &DisplayArgs,
     out: W,
+    header: bool,
 ) -> Box<dyn Printer + Send + 'w> {
+    // Checked when the run starts ([`DisplayArgs::fields_format`]).
+    if let Ok(Some(f)) = d.fields_format() {
+        return Box::new(FieldsPrinter::new(out, f, header));
+    }
     if d.json {
         Box::new(JsonPrinter::new(out))
     } else {
@@ -80,15 +104,46 @@ impl Shape {
         frame: &Frame<'_>,
         ts_ns: u64,
         base: u64,
+        marks: Option<&Marks>,
     ) -> Option<FrameCtx> {
-        (self.print_packets && selected(&self.display, frame)).then(|| FrameCtx {
+        self.print_packets
+            .then(|| self.passes(rec, frame, ts_ns, base, marks))
+            .flatten()
+    }
+
+    /// The printing context of a frame when the display options (--qp, --opcode, --all, -Y)
+    /// select it, printed or not.
+    fn passes(
+        &self,
+        rec: &Record<'_>,
+        frame: &Frame<'_>,
+        ts_ns: u64,
+        base: u64,
+        marks: Option<&Marks>,
+    ) -> Option<FrameCtx> {
+        if !selected(&self.display, frame) {
+            return None;
+        }
+        let ctx = FrameCtx {
             number: rec.number,
             ts_ns,
             // The signed difference (exact while it is under 2^63 ns, 292 years).
             rel_ns: ts_ns.wrapping_sub(base) as i64,
             caplen: rec.caplen,
             len: rec.len,
-        })
+        };
+        let passes = |f: &DisplayFilter| {
+            f.matches(&Pkt {
+                ctx: &ctx,
+                frame,
+                marks,
+            })
+        };
+        self.display
+            .display_filter
+            .as_deref()
+            .is_none_or(passes)
+            .then_some(ctx)
     }
 
     /// Whether per-packet output is printed.
@@ -100,9 +155,9 @@ impl Shape {
     /// run's printer would write them (capture times: no `--mirror-time`).
     pub fn format_into(&self, recs: &[Record<'_>], frames: &[Frame<'_>], out: &mut Vec<u8>) {
         let d = &self.display;
-        let mut p = printer_into(d, &mut *out);
+        let mut p = printer_into(d, &mut *out, false);
         for (rec, frame) in recs.iter().zip(frames) {
-            if let Some(ctx) = self.shown(rec, frame, rec.ts_ns, rec.base_ts_ns) {
+            if let Some(ctx) = self.shown(rec, frame, rec.ts_ns, rec.base_ts_ns, None) {
                 // Writing into memory cannot fail.
                 let _ = p.frame(&ctx, frame);
             }
@@ -129,6 +184,10 @@ pub struct Run {
     /// Warnings about the input itself (a file damaged after some frame), added to the
     /// report's.
     input_warnings: Vec<String>,
+    /// Analysis marks on the packet lines (`--marks`, `-Y analysis.*`).
+    marking: Option<Marking>,
+    /// `read -w FILE`: the shown frames, written instead of printed.
+    savefile: Option<MarkedWriter>,
 }
 
 impl Run {
@@ -148,6 +207,17 @@ impl Run {
         if let (Some(a), Some(_)) = (&mut analyzer, &r.html) {
             a.set_tap(Box::new(Recorder::default()));
         }
+        let marking = marks_wanted(display).then(|| {
+            let a = analyzer.get_or_insert_with(|| {
+                Analyzer::new(AnalyzeConfig {
+                    mtu: r.mtu,
+                    max_flows: r.max_flows,
+                    encap_session: r.encap_session,
+                    ..AnalyzeConfig::default()
+                })
+            });
+            Marking::tap(a)
+        });
         Run {
             shape: Shape {
                 cfg: DecodeConfig::with_ports(&display.roce_ports)
@@ -162,6 +232,8 @@ impl Run {
             analyzer,
             source: "capture".to_string(),
             input_warnings: Vec::new(),
+            marking,
+            savefile: None,
             export: None,
             frames: 0,
             roce: 0,
@@ -193,13 +265,20 @@ impl Run {
         let analyzer = self.analyzer.take();
         self.analyzer = Some(match analyzer {
             Some(a) if r.messages => a,
-            _ => Analyzer::new(AnalyzeConfig {
-                mtu: r.mtu,
-                max_flows: r.max_flows,
-                keep_messages: true,
-                encap_session: r.encap_session,
-                ..AnalyzeConfig::default()
-            }),
+            old => {
+                let mut a = Analyzer::new(AnalyzeConfig {
+                    mtu: r.mtu,
+                    max_flows: r.max_flows,
+                    keep_messages: true,
+                    encap_session: r.encap_session,
+                    ..AnalyzeConfig::default()
+                });
+                // The marks (and --html's recorder) tap the new analyzer.
+                if let Some(t) = old.and_then(|mut o| o.take_tap()) {
+                    a.set_tap(t);
+                }
+                a
+            }
         });
         self.export = Some(exporter);
     }
@@ -226,6 +305,9 @@ impl Run {
     pub fn record(&mut self, rec: &Record<'_>) -> io::Result<()> {
         let frame = self.shape.decode(rec);
         let (ts_ns, base_ts_ns) = self.times(rec, &frame);
+        if let Some(m) = &self.marking {
+            m.begin(rec.number);
+        }
         self.account(rec.number, ts_ns, &frame);
         if let Some(e) = &mut self.export {
             let meta = PacketMeta {
@@ -241,8 +323,49 @@ impl Run {
             let a = self.analyzer.as_mut().filter(|_| !keep);
             e.frame(&meta, &frame, a).map_err(io::Error::other)?;
         }
-        if let Some(ctx) = self.shape.shown(rec, &frame, ts_ns, base_ts_ns) {
+        if let Some(m) = &mut self.marking {
+            let show = (self.shape.print_packets || self.savefile.is_some())
+                && selected(&self.shape.display, &frame);
+            m.after(rec, ts_ns, base_ts_ns, show);
+            return self.release(false);
+        }
+        if let Some(w) = &mut self.savefile
+            && self
+                .shape
+                .passes(rec, &frame, ts_ns, base_ts_ns, None)
+                .is_some()
+        {
+            w.frame(ts_ns, rec.len, rec.data, None)?;
+        }
+        if let Some(ctx) = self.shape.shown(rec, &frame, ts_ns, base_ts_ns, None) {
             self.printer.frame(&ctx, &frame)?;
+        }
+        Ok(())
+    }
+
+    /// Write the shown frames to `w` (`read -w FILE`, `capture -Y EXPR -w FILE`), and print
+    /// them too when `print` (as `capture` does; `read -w`, as tshark, does not); records must
+    /// then go through [`Run::record`].
+    pub fn write_shown(&mut self, w: MarkedWriter, print: bool) {
+        self.savefile = Some(w);
+        self.shape.print_packets &= print;
+    }
+
+    /// Print the frames leaving the marks' window (with `all`, every frame in it).
+    fn release(&mut self, all: bool) -> io::Result<()> {
+        while let Some(h) = self.marking.as_mut().and_then(|m| m.next_out(all)) {
+            let rec = h.record();
+            let frame = self.shape.decode(&rec);
+            let passes = self
+                .shape
+                .passes(&rec, &frame, h.ts_ns, h.base_ts_ns, Some(&h.marks));
+            let Some(ctx) = passes else { continue };
+            if let Some(w) = &mut self.savefile {
+                w.frame(h.ts_ns, rec.len, rec.data, Some(&h.marks))?;
+            }
+            if self.shape.print_packets {
+                self.printer.frame_marked(&ctx, &frame, &h.marks)?;
+            }
         }
         Ok(())
     }
@@ -301,7 +424,7 @@ impl Run {
     /// Whether records can be decoded and printed on several threads: not with
     /// `--mirror-time`, whose clock follows the frames in order.
     pub fn parallel_ok(&self) -> bool {
-        self.clock.is_none()
+        self.clock.is_none() && self.marking.is_none() && self.savefile.is_none()
     }
 
     /// The frame's time and the run's base time, ns: the capture's, or with `--mirror-time` the
@@ -322,6 +445,7 @@ impl Run {
     /// # Errors
     /// Output I/O errors.
     pub fn flush(&mut self) -> io::Result<()> {
+        self.release(true)?;
         self.printer.flush()
     }
 
@@ -333,14 +457,20 @@ impl Run {
     /// Output I/O errors: standard output's first, else the files' (a file's before a closed
     /// standard output's).
     pub fn finish(&mut self) -> io::Result<()> {
-        let mut printed = self.printer.flush();
+        let mut printed = self.release(true).and_then(|()| self.printer.flush());
         let Some(mut a) = self.analyzer.take() else {
-            return printed;
+            let saved = self.savefile.as_mut().map_or(Ok(()), MarkedWriter::finish);
+            return printed.and(saved);
         };
-        let tap = a.take_tap();
+        let mut tap = a.take_tap();
+        if self.marking.is_some() {
+            tap = Marking::inner_tap(tap);
+        }
+        // Marks alone ask for no report.
+        let reports = self.shape.display.report.wanted();
         let mut report = a.finish();
         report.warnings.append(&mut self.input_warnings);
-        if printed.is_ok() && self.shape.display.report.text_wanted() {
+        if printed.is_ok() && reports && self.shape.display.report.text_wanted() {
             // Standard output is line-buffered: one write per line otherwise (a report of
             // thousands of flows or gaps took as long to write as the capture to read).
             let mut out = io::BufWriter::with_capacity(REPORT_BUFFER, io::stdout().lock());
@@ -358,6 +488,9 @@ impl Run {
 
     /// The `--html` report and the end of the Parquet export.
     fn write_files(&mut self, report: &Report, tap: Option<Box<dyn Tap>>) -> io::Result<()> {
+        if let Some(w) = &mut self.savefile {
+            w.finish()?;
+        }
         if let Some(path) = &self.shape.display.report.html {
             write_html(report, &Recorder::from_tap(tap), &self.source, path)?;
         }
@@ -438,7 +571,11 @@ fn nothing_found(run: &Run, d: &DisplayArgs, shown: &str) -> Option<String> {
             "{shown}: no frames (the file holds a capture header only)"
         ));
     }
-    let unfiltered = d.filter.is_none() && d.qp.is_none() && d.opcode.is_none() && !d.all;
+    let unfiltered = d.filter.is_none()
+        && d.qp.is_none()
+        && d.opcode.is_none()
+        && d.display_filter.is_none()
+        && !d.all;
     if run.roce_frames() > 0 || !unfiltered {
         return None;
     }
@@ -495,16 +632,40 @@ fn read_sequential(
     Ok(None)
 }
 
+/// `roce-inspect read --list-fields`: the field registry on standard output.
+///
+/// # Errors
+/// A failed write (a closed pipe ends quietly).
+pub fn list_fields() -> Result<Outcome> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let r = crate::filter::fields::write_list(&mut out);
+    Ok(io_outcome(r)?.unwrap_or(Outcome::Ok))
+}
+
 /// `roce-inspect read FILE`.
 ///
 /// # Errors
 /// One-line errors naming the file: open/format/link-type problems, a bad filter, or a read
 /// error in the middle of the file (reported after the frames read before it are printed).
-pub fn read_file(path: &str, d: &DisplayArgs, threads: usize) -> Result<Outcome> {
+pub fn read_file(
+    path: &str,
+    d: &DisplayArgs,
+    threads: usize,
+    write: Option<&str>,
+) -> Result<Outcome> {
     let shown = if path == "-" { "<stdin>" } else { path };
+    d.fields_format()?;
+    if let Some(w) = write
+        && super::same_file(w, path)
+    {
+        return Err(super::ArgError(format!("-w {w}: that is the file being read")).into());
+    }
     let mut src = FileSource::open(path).with_context(|| shown.to_string())?;
     let mut run = Run::new(d, src.linktype());
     run.set_source(shown);
+    if let Some(w) = write {
+        run.write_shown(MarkedWriter::create(w, src.linktype().0)?, false);
+    }
     if let Some(f) = &d.filter {
         src.set_filter(f)?;
         src.count_tag_misses(run.roce_predicate());

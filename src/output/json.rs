@@ -38,6 +38,17 @@ impl<W: Write> Printer for JsonPrinter<W> {
         self.line.spill(&mut self.out)
     }
 
+    fn frame_marked(
+        &mut self,
+        ctx: &FrameCtx,
+        frame: &Frame<'_>,
+        marks: &crate::analyze::marks::Marks,
+    ) -> io::Result<()> {
+        write_frame(&mut self.line, ctx, frame);
+        super::marks::append_json(&mut self.line, marks);
+        self.line.spill(&mut self.out)
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         self.line.drain(&mut self.out)?;
         self.out.flush()

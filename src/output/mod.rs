@@ -1,13 +1,16 @@
 //! Printers: one per output format behind the [`Printer`] trait. The CLI picks one; the
 //! decoder and analysis know nothing about formats.
 
+pub mod fields;
 pub mod findings;
 pub mod fit;
 pub mod html;
 pub mod json;
 pub mod line;
+pub mod marks;
 pub mod parquet;
 pub mod plot;
+pub mod savefile;
 pub mod stack;
 pub mod style;
 pub mod summary;
@@ -75,6 +78,21 @@ pub trait Printer {
     /// # Errors
     /// The writer's I/O error (a closed pipe included).
     fn frame(&mut self, ctx: &FrameCtx, frame: &Frame<'_>) -> io::Result<()>;
+
+    /// Print one frame with its analysis marks (`read --marks`, `-Y analysis.*`); printers
+    /// that do not show marks print the frame alone.
+    ///
+    /// # Errors
+    /// The writer's I/O error (a closed pipe included).
+    fn frame_marked(
+        &mut self,
+        ctx: &FrameCtx,
+        frame: &Frame<'_>,
+        marks: &crate::analyze::marks::Marks,
+    ) -> io::Result<()> {
+        let _ = marks;
+        self.frame(ctx, frame)
+    }
 
     /// Flush buffered output (called per packet on live captures, and at the end).
     ///

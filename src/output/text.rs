@@ -46,6 +46,21 @@ impl<W: Write> Printer for TextPrinter<W> {
         self.line.spill(&mut self.out)
     }
 
+    fn frame_marked(
+        &mut self,
+        ctx: &FrameCtx,
+        frame: &Frame<'_>,
+        marks: &crate::analyze::marks::Marks,
+    ) -> io::Result<()> {
+        write_line(&mut self.line, &self.ansi, ctx, frame);
+        super::marks::append_tags(&mut self.line, marks);
+        if self.verbose {
+            verbose::write_tree(&mut self.line.buf, &self.pal, ctx, frame)?;
+            super::marks::append_tree(&mut self.line, marks);
+        }
+        self.line.spill(&mut self.out)
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         self.line.drain(&mut self.out)?;
         self.out.flush()

@@ -1,0 +1,951 @@
+//! The field registry: one table of every per-packet field, named as `--json` names its keys
+//! (nested objects joined by dots: `bth.psn`, `aeth.nak`, `encap.session`), with its type, a
+//! description and an accessor on the decoded frame. The display filter (`-Y`),
+//! `--list-fields` and `-T fields -e` all read this table, and a test checks that the keys
+//! `--json` prints and the table's names are the same set, so they cannot drift apart.
+//!
+//! Values are those `--json` prints (same units); a JSON `null` is an absent field here.
+//! `encap.*` fields have one occurrence per tunnel layer, outermost first (as the JSON array);
+//! every other field has at most one.
+
+use crate::analyze::marks::Marks;
+use crate::decode::encap::{EncapKind, EncapLayer, GreInfo};
+use crate::decode::{
+    Address, AethKind, Bth, ExtHeaders, Frame, FrameKind, IcrcStatus, OtherKind, RocePacket,
+};
+use crate::output::FrameCtx;
+
+/// The packet a field is read from: the source's facts, the decoded frame and, when the
+/// analysis runs alongside, the frame's analysis marks.
+#[derive(Clone, Copy)]
+pub struct Pkt<'p, 'a> {
+    /// Frame number, times and lengths.
+    pub ctx: &'p FrameCtx,
+    /// The decoded frame.
+    pub frame: &'p Frame<'a>,
+    /// The frame's analysis marks (`None` when no analysis runs).
+    pub marks: Option<&'p Marks>,
+}
+
+impl<'p, 'a> Pkt<'p, 'a> {
+    /// The RoCE packet, if the frame is one.
+    pub fn roce(&self) -> Option<&'p RocePacket<'a>> {
+        match &self.frame.kind {
+            FrameKind::Roce(p) => Some(p),
+            FrameKind::Other(_) => None,
+        }
+    }
+    fn bth(&self) -> Option<&'p Bth> {
+        self.roce().and_then(|p| p.bth.as_ref())
+    }
+    fn ext(&self) -> Option<&'p ExtHeaders> {
+        self.roce().map(|p| &p.ext)
+    }
+    fn other(&self) -> Option<&'p OtherKind> {
+        match &self.frame.kind {
+            FrameKind::Other(k) => Some(k),
+            FrameKind::Roce(_) => None,
+        }
+    }
+    fn layer(&self, i: usize) -> Option<&'p EncapLayer> {
+        self.frame.encap.layers().nth(i)
+    }
+    fn mark<T>(&self, f: impl FnOnce(&Marks) -> Option<T>) -> Option<T> {
+        self.marks.and_then(f)
+    }
+}
+
+/// A field's value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// An unsigned integer.
+    Uint(u64),
+    /// A boolean.
+    Bool(bool),
+    /// One of our own names (`"ce"`, `"RC_SEND_ONLY"`).
+    Str(&'static str),
+    /// Free text (a malformed packet's reason).
+    Text(String),
+    /// An IP address, GID or LID.
+    Addr(Address),
+    /// A number with a fraction (`aeth.rnr_timer_ms`).
+    Float(f64),
+    /// A header (a JSON object or array) that is present: its presence is its only value.
+    Present,
+}
+
+/// The type of a field's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldType {
+    /// Unsigned integer (compared as numbers; literals in decimal, 0x hex, 0 octal).
+    Uint,
+    /// Boolean (`true`/`false`, `1`/`0`).
+    Bool,
+    /// String (compared as text, `contains` a substring).
+    Str,
+    /// IPv4/IPv6 address, GID or `LID n`.
+    Addr,
+    /// Floating-point number.
+    Float,
+    /// A header: only its presence can be tested.
+    Protocol,
+}
+
+impl FieldType {
+    /// The name `--list-fields` prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            FieldType::Uint => "unsigned integer",
+            FieldType::Bool => "boolean",
+            FieldType::Str => "string",
+            FieldType::Addr => "address",
+            FieldType::Float => "floating point",
+            FieldType::Protocol => "header",
+        }
+    }
+}
+
+/// How a field's occurrences are read.
+#[derive(Clone, Copy)]
+pub enum Getter {
+    /// At most one occurrence.
+    One(fn(&Pkt<'_, '_>) -> Option<Value>),
+    /// Occurrence in tunnel layer `i` (outermost 0), `None` when that layer has none.
+    Many(fn(&Pkt<'_, '_>, usize) -> Option<Value>),
+}
+
+/// One field of the registry.
+#[derive(Clone, Copy)]
+pub struct Field {
+    /// The name: the `--json` key path joined by dots.
+    pub name: &'static str,
+    /// Its values' type.
+    pub ty: FieldType,
+    /// What it is, with units.
+    pub desc: &'static str,
+    /// Its accessor.
+    pub get: Getter,
+}
+
+impl Field {
+    /// Whether some occurrence of the field in `p` satisfies `f` (called on each in turn, up
+    /// to the first that does).
+    #[inline]
+    pub fn any(&self, p: &Pkt<'_, '_>, mut f: impl FnMut(Value) -> bool) -> bool {
+        match self.get {
+            Getter::One(g) => g(p).is_some_and(f),
+            Getter::Many(g) => {
+                (0..p.frame.encap.layers().count()).any(|i| g(p, i).is_some_and(&mut f))
+            }
+        }
+    }
+
+    /// Every occurrence of the field in `p`, in order.
+    pub fn values(&self, p: &Pkt<'_, '_>) -> Vec<Value> {
+        let mut v = Vec::new();
+        self.any(p, |x| {
+            v.push(x);
+            false
+        });
+        v
+    }
+
+    /// Whether the field is present in `p`.
+    #[inline]
+    pub fn present(&self, p: &Pkt<'_, '_>) -> bool {
+        self.any(p, |_| true)
+    }
+}
+
+/// The index of the field named `name` in [`FIELDS`].
+pub fn lookup(name: &str) -> Option<usize> {
+    FIELDS.iter().position(|f| f.name == name)
+}
+
+use FieldType::{Addr as A, Bool as B, Float as F, Protocol as P, Str as S, Uint as U};
+use Value::{Addr as VA, Bool as VB, Present as VP, Str as VS, Uint as VU};
+
+const fn one(
+    name: &'static str,
+    ty: FieldType,
+    desc: &'static str,
+    f: fn(&Pkt<'_, '_>) -> Option<Value>,
+) -> Field {
+    Field {
+        name,
+        ty,
+        desc,
+        get: Getter::One(f),
+    }
+}
+
+const fn many(
+    name: &'static str,
+    ty: FieldType,
+    desc: &'static str,
+    f: fn(&Pkt<'_, '_>, usize) -> Option<Value>,
+) -> Field {
+    Field {
+        name,
+        ty,
+        desc,
+        get: Getter::Many(f),
+    }
+}
+
+fn gre(k: &EncapKind) -> Option<&GreInfo> {
+    match k {
+        EncapKind::Gre(g) | EncapKind::Erspan1(g) | EncapKind::Erspan2(g, _) => Some(g),
+        EncapKind::Erspan3(g, _) => Some(g),
+        EncapKind::Vxlan { .. } => None,
+    }
+}
+
+fn ports(k: &OtherKind) -> Option<(u16, u16)> {
+    match *k {
+        OtherKind::Udp { src_port, dst_port } | OtherKind::Tcp { src_port, dst_port } => {
+            Some((src_port, dst_port))
+        }
+        _ => None,
+    }
+}
+
+fn aeth_kind(p: &Pkt<'_, '_>) -> Option<AethKind> {
+    p.ext().and_then(|e| e.aeth).map(|a| a.kind())
+}
+
+/// Every field, in the order `--json` prints them.
+pub static FIELDS: &[Field] = &[
+    one("frame", U, "frame number, from 1", |p| {
+        Some(VU(p.ctx.number))
+    }),
+    one("ts_ns", U, "capture time, ns since the Unix epoch", |p| {
+        Some(VU(p.ctx.ts_ns))
+    }),
+    one("len", U, "frame length on the wire, bytes", |p| {
+        Some(VU(p.ctx.len.into()))
+    }),
+    one("caplen", U, "bytes captured", |p| {
+        Some(VU(p.ctx.caplen.into()))
+    }),
+    one("vlan", U, "outermost VLAN ID (12 bits)", |p| {
+        p.frame.link.vlan_id.map(|v| VU(v.into()))
+    }),
+    one("vlan_pcp", U, "outermost VLAN priority (3 bits)", |p| {
+        p.frame.link.vlan_pcp.map(|v| VU(v.into()))
+    }),
+    one(
+        "inner_vlan",
+        U,
+        "innermost VLAN ID (12 bits), with two or more tags",
+        |p| p.frame.link.inner_vlan_id.map(|v| VU(v.into())),
+    ),
+    one(
+        "inner_vlan_pcp",
+        U,
+        "innermost VLAN priority (3 bits)",
+        |p| p.frame.link.inner_vlan_pcp.map(|v| VU(v.into())),
+    ),
+    many(
+        "encap",
+        P,
+        "mirror tunnels, one per layer, outermost first",
+        |p, i| p.layer(i).map(|_| VP),
+    ),
+    many(
+        "encap.type",
+        S,
+        "tunnel: gre, erspan1, erspan2, erspan3, vxlan",
+        |p, i| p.layer(i).map(|l| VS(l.kind.name())),
+    ),
+    many("encap.src", A, "outer IP source address", |p, i| {
+        p.layer(i).map(|l| VA(l.src))
+    }),
+    many("encap.dst", A, "outer IP destination address", |p, i| {
+        p.layer(i).map(|l| VA(l.dst))
+    }),
+    many(
+        "encap.carrier_vlan",
+        U,
+        "the carrier frame's VLAN ID (outermost layer)",
+        |p, i| {
+            let id = p.frame.encap.outer_link.and_then(|l| l.vlan_id);
+            id.filter(|_| i == 0 && p.layer(0).is_some())
+                .map(|v| VU(v.into()))
+        },
+    ),
+    many(
+        "encap.gre_proto",
+        U,
+        "GRE protocol type (16 bits)",
+        |p, i| {
+            p.layer(i)
+                .and_then(|l| gre(&l.kind))
+                .map(|g| VU(g.protocol.into()))
+        },
+    ),
+    many(
+        "encap.gre_checksum",
+        U,
+        "GRE checksum (16 bits), when present",
+        |p, i| {
+            let g = p.layer(i).and_then(|l| gre(&l.kind));
+            g.and_then(|g| g.checksum).map(|v| VU(v.into()))
+        },
+    ),
+    many(
+        "encap.gre_key",
+        U,
+        "GRE key (32 bits), when present",
+        |p, i| {
+            let g = p.layer(i).and_then(|l| gre(&l.kind));
+            g.and_then(|g| g.key).map(|v| VU(v.into()))
+        },
+    ),
+    many(
+        "encap.gre_seq",
+        U,
+        "GRE sequence number (32 bits), when present",
+        |p, i| {
+            let g = p.layer(i).and_then(|l| gre(&l.kind));
+            g.and_then(|g| g.seq).map(|v| VU(v.into()))
+        },
+    ),
+    many("encap.session", U, "ERSPAN session ID (10 bits)", |p, i| {
+        p.layer(i).and_then(|l| match &l.kind {
+            EncapKind::Erspan2(_, e) => Some(VU(e.session.into())),
+            EncapKind::Erspan3(_, e) => Some(VU(e.session.into())),
+            _ => None,
+        })
+    }),
+    many("encap.vlan", U, "ERSPAN original VLAN (12 bits)", |p, i| {
+        p.layer(i).and_then(|l| match &l.kind {
+            EncapKind::Erspan2(_, e) => Some(VU(e.vlan.into())),
+            EncapKind::Erspan3(_, e) => Some(VU(e.vlan.into())),
+            _ => None,
+        })
+    }),
+    many(
+        "encap.cos",
+        U,
+        "ERSPAN class of service (3 bits)",
+        |p, i| {
+            p.layer(i).and_then(|l| match &l.kind {
+                EncapKind::Erspan2(_, e) => Some(VU(e.cos.into())),
+                EncapKind::Erspan3(_, e) => Some(VU(e.cos.into())),
+                _ => None,
+            })
+        },
+    ),
+    many(
+        "encap.en",
+        U,
+        "ERSPAN II encapsulation type (2 bits)",
+        |p, i| {
+            p.layer(i).and_then(|l| match &l.kind {
+                EncapKind::Erspan2(_, e) => Some(VU(e.encap_type.into())),
+                _ => None,
+            })
+        },
+    ),
+    many(
+        "encap.truncated",
+        B,
+        "ERSPAN T bit: the mirror cut the copy",
+        |p, i| {
+            p.layer(i).and_then(|l| match &l.kind {
+                EncapKind::Erspan2(_, e) => Some(VB(e.truncated)),
+                EncapKind::Erspan3(_, e) => Some(VB(e.truncated)),
+                _ => None,
+            })
+        },
+    ),
+    many("encap.index", U, "ERSPAN II index (20 bits)", |p, i| {
+        p.layer(i).and_then(|l| match &l.kind {
+            EncapKind::Erspan2(_, e) => Some(VU(e.index.into())),
+            _ => None,
+        })
+    }),
+    many("encap.bso", U, "ERSPAN III BSO (2 bits)", |p, i| {
+        erspan3(p, i, |e| VU(e.bso.into()))
+    }),
+    many(
+        "encap.timestamp",
+        U,
+        "ERSPAN III timestamp (32 bits, units of granularity)",
+        |p, i| erspan3(p, i, |e| VU(e.timestamp.into())),
+    ),
+    many(
+        "encap.granularity",
+        U,
+        "ERSPAN III timestamp granularity (2 bits)",
+        |p, i| erspan3(p, i, |e| VU(e.granularity.into())),
+    ),
+    many(
+        "encap.sgt",
+        U,
+        "ERSPAN III security group tag (16 bits)",
+        |p, i| erspan3(p, i, |e| VU(e.sgt.into())),
+    ),
+    many("encap.pdu", B, "ERSPAN III P bit: Ethernet PDU", |p, i| {
+        erspan3(p, i, |e| VB(e.pdu))
+    }),
+    many(
+        "encap.frame_type",
+        U,
+        "ERSPAN III frame type (5 bits)",
+        |p, i| erspan3(p, i, |e| VU(e.frame_type.into())),
+    ),
+    many(
+        "encap.hw_id",
+        U,
+        "ERSPAN III hardware ID (6 bits)",
+        |p, i| erspan3(p, i, |e| VU(e.hw_id.into())),
+    ),
+    many(
+        "encap.direction",
+        S,
+        "ERSPAN III direction: ingress, egress",
+        |p, i| erspan3(p, i, |e| VS(if e.egress { "egress" } else { "ingress" })),
+    ),
+    many(
+        "encap.platform_id",
+        U,
+        "ERSPAN III platform ID (6 bits)",
+        |p, i| erspan3_opt(p, i, |e| e.platform_id().map(|v| VU(v.into()))),
+    ),
+    many(
+        "encap.timestamp_upper",
+        U,
+        "ERSPAN III upper 32 timestamp bits",
+        |p, i| erspan3_opt(p, i, |e| e.timestamp_upper().map(|v| VU(v.into()))),
+    ),
+    many(
+        "encap.src_port",
+        U,
+        "VXLAN outer UDP source port",
+        |p, i| vxlan(p, i, |s, _, _, _| s.into()),
+    ),
+    many(
+        "encap.dst_port",
+        U,
+        "VXLAN outer UDP destination port",
+        |p, i| vxlan(p, i, |_, d, _, _| d.into()),
+    ),
+    many("encap.flags", U, "VXLAN flags (8 bits)", |p, i| {
+        vxlan(p, i, |_, _, f, _| f.into())
+    }),
+    many(
+        "encap.vni",
+        U,
+        "VXLAN network identifier (24 bits)",
+        |p, i| vxlan(p, i, |_, _, _, v| v.into()),
+    ),
+    one(
+        "roce",
+        S,
+        "v1, v2 or ib; absent for a frame that is not RoCE",
+        |p| p.roce().map(|r| VS(r.version.name())),
+    ),
+    one("src", A, "source IP address, GID or LID", |p| {
+        p.frame.net().map(|n| VA(n.src))
+    }),
+    one("dst", A, "destination IP address, GID or LID", |p| {
+        p.frame.net().map(|n| VA(n.dst))
+    }),
+    one(
+        "ecn",
+        S,
+        "IP ECN codepoint (RFC 3168): not-ect, ect0, ect1, ce",
+        |p| p.roce().and_then(|r| r.ecn).map(|e| VS(e.name())),
+    ),
+    one("dscp", U, "IP DSCP (6 bits)", |p| {
+        p.roce().and_then(|r| r.dscp).map(|v| VU(v.into()))
+    }),
+    one("hop_limit", U, "IP TTL / hop limit", |p| {
+        p.roce().and_then(|r| r.hop_limit).map(|v| VU(v.into()))
+    }),
+    one("udp_src_port", U, "RoCEv2 UDP source port", |p| {
+        let r = p.roce()?;
+        r.udp_dst_port?;
+        r.udp_src_port.map(|v| VU(v.into()))
+    }),
+    one("udp_dst_port", U, "RoCEv2 UDP destination port", |p| {
+        let r = p.roce()?;
+        r.udp_src_port?;
+        r.udp_dst_port.map(|v| VU(v.into()))
+    }),
+    one("lrh", P, "native IB Local Route Header (IBTA §7.7)", |p| {
+        p.roce().and_then(|r| r.lrh).map(|_| VP)
+    }),
+    one("lrh.vl", U, "LRH virtual lane (4 bits)", |p| {
+        lrh(p, |l| l.vl.into())
+    }),
+    one("lrh.lver", U, "LRH link version (4 bits)", |p| {
+        lrh(p, |l| l.lver.into())
+    }),
+    one("lrh.sl", U, "LRH service level (4 bits)", |p| {
+        lrh(p, |l| l.sl.into())
+    }),
+    one("lrh.lnh", U, "LRH link next header (2 bits)", |p| {
+        lrh(p, |l| l.lnh.into())
+    }),
+    one("lrh.dlid", U, "LRH destination LID (16 bits)", |p| {
+        lrh(p, |l| l.dlid.into())
+    }),
+    one(
+        "lrh.pkt_len",
+        U,
+        "LRH packet length, 4-byte words (11 bits)",
+        |p| lrh(p, |l| l.pkt_len.into()),
+    ),
+    one("lrh.slid", U, "LRH source LID (16 bits)", |p| {
+        lrh(p, |l| l.slid.into())
+    }),
+    one(
+        "grh",
+        P,
+        "Global Route Header (RoCEv1, IB; IBTA §8.3)",
+        |p| p.roce().and_then(|r| r.grh).map(|_| VP),
+    ),
+    one("grh.ip_ver", U, "GRH IP version (4 bits)", |p| {
+        grh(p, |g| VU(g.ip_ver.into()))
+    }),
+    one("grh.tclass", U, "GRH traffic class (8 bits)", |p| {
+        grh(p, |g| VU(g.tclass.into()))
+    }),
+    one("grh.flow_label", U, "GRH flow label (20 bits)", |p| {
+        grh(p, |g| VU(g.flow_label.into()))
+    }),
+    one("grh.pay_len", U, "GRH payload length, bytes", |p| {
+        grh(p, |g| VU(g.pay_len.into()))
+    }),
+    one(
+        "grh.next_hdr",
+        U,
+        "GRH next header (8 bits; 0x1b BTH)",
+        |p| grh(p, |g| VU(g.next_hdr.into())),
+    ),
+    one("grh.hop_limit", U, "GRH hop limit (8 bits)", |p| {
+        grh(p, |g| VU(g.hop_limit.into()))
+    }),
+    one("grh.sgid", A, "GRH source GID (128 bits)", |p| {
+        grh(p, |g| VA(Address::Gid(g.sgid)))
+    }),
+    one("grh.dgid", A, "GRH destination GID (128 bits)", |p| {
+        grh(p, |g| VA(Address::Gid(g.dgid)))
+    }),
+    one("bth", P, "Base Transport Header (IBTA §9.2)", |p| {
+        p.bth().map(|_| VP)
+    }),
+    one("bth.opcode", U, "BTH opcode (8 bits)", |p| {
+        p.bth().map(|b| VU(b.opcode.0.into()))
+    }),
+    one(
+        "bth.opcode_name",
+        S,
+        "opcode name, e.g. RC_RDMA_WRITE_FIRST, CNP",
+        |p| p.bth().map(|b| VS(b.opcode.token())),
+    ),
+    one("bth.se", B, "BTH solicited event", |p| {
+        p.bth().map(|b| VB(b.se))
+    }),
+    one("bth.m", B, "BTH MigReq", |p| p.bth().map(|b| VB(b.m))),
+    one("bth.pad", U, "BTH pad count, bytes (2 bits)", |p| {
+        p.bth().map(|b| VU(b.pad.into()))
+    }),
+    one(
+        "bth.tver",
+        U,
+        "BTH transport header version (4 bits)",
+        |p| p.bth().map(|b| VU(b.tver.into())),
+    ),
+    one("bth.pkey", U, "BTH partition key (16 bits)", |p| {
+        p.bth().map(|b| VU(b.pkey.into()))
+    }),
+    one("bth.fecn", B, "BTH forward ECN", |p| {
+        p.bth().map(|b| VB(b.fecn))
+    }),
+    one("bth.becn", B, "BTH backward ECN", |p| {
+        p.bth().map(|b| VB(b.becn))
+    }),
+    one("bth.dest_qp", U, "BTH destination QP (24 bits)", |p| {
+        p.bth().map(|b| VU(b.dest_qp.into()))
+    }),
+    one("bth.ack_req", B, "BTH AckReq", |p| {
+        p.bth().map(|b| VB(b.ack_req))
+    }),
+    one("bth.psn", U, "BTH packet sequence number (24 bits)", |p| {
+        p.bth().map(|b| VU(b.psn.into()))
+    }),
+    one("rdeth", P, "RDETH (IBTA §9.3.1)", |p| {
+        p.ext().and_then(|e| e.rdeth).map(|_| VP)
+    }),
+    one("rdeth.ee_context", U, "RDETH EE context (24 bits)", |p| {
+        p.ext()
+            .and_then(|e| e.rdeth)
+            .map(|r| VU(r.ee_context.into()))
+    }),
+    one("deth", P, "DETH (IBTA §9.3.2)", |p| {
+        p.ext().and_then(|e| e.deth).map(|_| VP)
+    }),
+    one("deth.qkey", U, "DETH queue key (32 bits)", |p| {
+        p.ext().and_then(|e| e.deth).map(|d| VU(d.qkey.into()))
+    }),
+    one("deth.src_qp", U, "DETH source QP (24 bits)", |p| {
+        p.ext().and_then(|e| e.deth).map(|d| VU(d.src_qp.into()))
+    }),
+    one("xrceth", P, "XRCETH (IBTA §9.3.7)", |p| {
+        p.ext().and_then(|e| e.xrceth).map(|_| VP)
+    }),
+    one(
+        "xrceth.xrc_srq",
+        U,
+        "XRCETH XRC SRQ number (24 bits)",
+        |p| p.ext().and_then(|e| e.xrceth).map(|x| VU(x.xrc_srq.into())),
+    ),
+    one("feth", P, "FETH (FLUSH)", |p| {
+        p.ext().and_then(|e| e.feth).map(|_| VP)
+    }),
+    one("feth.sel", U, "FETH selectivity level (2 bits)", |p| {
+        p.ext().and_then(|e| e.feth).map(|f| VU(f.sel.into()))
+    }),
+    one("feth.plt", U, "FETH placement type (4 bits)", |p| {
+        p.ext().and_then(|e| e.feth).map(|f| VU(f.plt.into()))
+    }),
+    one("reth", P, "RETH (IBTA §9.3.3)", |p| {
+        p.ext().and_then(|e| e.reth).map(|_| VP)
+    }),
+    one("reth.va", U, "RETH virtual address (64 bits)", |p| {
+        p.ext().and_then(|e| e.reth).map(|r| VU(r.va))
+    }),
+    one("reth.rkey", U, "RETH remote key (32 bits)", |p| {
+        p.ext().and_then(|e| e.reth).map(|r| VU(r.rkey.into()))
+    }),
+    one("reth.dma_len", U, "RETH DMA length, bytes (32 bits)", |p| {
+        p.ext().and_then(|e| e.reth).map(|r| VU(r.dma_len.into()))
+    }),
+    one("atomic_eth", P, "AtomicETH (IBTA §9.3.4)", |p| {
+        p.ext().and_then(|e| e.atomic_eth).map(|_| VP)
+    }),
+    one(
+        "atomic_eth.va",
+        U,
+        "AtomicETH virtual address (64 bits)",
+        |p| p.ext().and_then(|e| e.atomic_eth).map(|a| VU(a.va)),
+    ),
+    one(
+        "atomic_eth.rkey",
+        U,
+        "AtomicETH remote key (32 bits)",
+        |p| {
+            p.ext()
+                .and_then(|e| e.atomic_eth)
+                .map(|a| VU(a.rkey.into()))
+        },
+    ),
+    one(
+        "atomic_eth.swap_add",
+        U,
+        "AtomicETH swap or add data (64 bits)",
+        |p| p.ext().and_then(|e| e.atomic_eth).map(|a| VU(a.swap_add)),
+    ),
+    one(
+        "atomic_eth.compare",
+        U,
+        "AtomicETH compare data (64 bits)",
+        |p| p.ext().and_then(|e| e.atomic_eth).map(|a| VU(a.compare)),
+    ),
+    one("aeth", P, "AETH (IBTA §9.3.5)", |p| {
+        p.ext().and_then(|e| e.aeth).map(|_| VP)
+    }),
+    one("aeth.syndrome", U, "AETH syndrome (8 bits)", |p| {
+        p.ext().and_then(|e| e.aeth).map(|a| VU(a.syndrome.into()))
+    }),
+    one(
+        "aeth.kind",
+        S,
+        "AETH kind: ack, rnr_nak, nak, reserved",
+        |p| aeth_kind(p).map(|k| VS(k.name())),
+    ),
+    one("aeth.value", U, "AETH syndrome's low 5 bits", |p| {
+        p.ext()
+            .and_then(|e| e.aeth)
+            .map(|a| VU((a.syndrome & 0x1f).into()))
+    }),
+    one(
+        "aeth.credits",
+        U,
+        "ACK credits (absent when unlimited, code 31)",
+        |p| match aeth_kind(p)? {
+            AethKind::Ack { credits, .. } => credits.map(|c| VU(c.into())),
+            _ => None,
+        },
+    ),
+    one(
+        "aeth.rnr_timer_ms",
+        F,
+        "RNR NAK timer, ms",
+        |p| match aeth_kind(p)? {
+            AethKind::RnrNak { timer_us, .. } => Some(Value::Float(f64::from(timer_us) / 1000.0)),
+            _ => None,
+        },
+    ),
+    one(
+        "aeth.nak",
+        S,
+        "NAK code: psn_seq_err, invalid_request, remote_access, …",
+        |p| match aeth_kind(p)? {
+            AethKind::Nak(c) => Some(VS(c.name())),
+            _ => None,
+        },
+    ),
+    one(
+        "aeth.msn",
+        U,
+        "AETH message sequence number (24 bits)",
+        |p| p.ext().and_then(|e| e.aeth).map(|a| VU(a.msn.into())),
+    ),
+    one("atomic_ack_eth", P, "AtomicAckETH (IBTA §9.3.6)", |p| {
+        p.ext().and_then(|e| e.atomic_ack_eth).map(|_| VP)
+    }),
+    one(
+        "atomic_ack_eth.orig",
+        U,
+        "AtomicAckETH original remote data (64 bits)",
+        |p| p.ext().and_then(|e| e.atomic_ack_eth).map(|a| VU(a.orig)),
+    ),
+    one("imm", U, "immediate data (32 bits)", |p| {
+        p.ext().and_then(|e| e.imm).map(|v| VU(v.into()))
+    }),
+    one("ieth", P, "IETH (IBTA §9.3.8)", |p| {
+        p.ext().and_then(|e| e.ieth).map(|_| VP)
+    }),
+    one(
+        "ieth.rkey",
+        U,
+        "IETH remote key to invalidate (32 bits)",
+        |p| p.ext().and_then(|e| e.ieth).map(|v| VU(v.into())),
+    ),
+    one(
+        "payload_len",
+        U,
+        "payload bytes after every transport header, without pad and ICRC",
+        |p| {
+            p.roce()
+                .filter(|r| r.bth.is_some())
+                .map(|r| VU(r.payload_len.into()))
+        },
+    ),
+    one("icrc", P, "ICRC check of a RoCE packet", |p| {
+        p.roce().map(|_| VP)
+    }),
+    one("icrc.status", S, "ICRC: good, bad, unchecked", |p| {
+        p.roce().map(|r| VS(r.icrc.status_name()))
+    }),
+    one(
+        "icrc.reason",
+        S,
+        "why unchecked: truncated, malformed, no-rule",
+        |p| match p.roce()?.icrc.status {
+            IcrcStatus::Unchecked(r) => Some(VS(r.name())),
+            _ => None,
+        },
+    ),
+    one("icrc.value", U, "ICRC on the wire (CRC-32 value)", |p| {
+        p.roce().and_then(|r| r.icrc.value).map(|v| VU(v.into()))
+    }),
+    one("icrc.expected", U, "ICRC computed (CRC-32 value)", |p| {
+        p.roce().and_then(|r| r.icrc.expected).map(|v| VU(v.into()))
+    }),
+    one(
+        "malformed",
+        S,
+        "why the packet or frame is malformed",
+        |p| match &p.frame.kind {
+            FrameKind::Roce(r) => r.malformed.map(|m| Value::Text(m.to_string())),
+            FrameKind::Other(OtherKind::Undecodable(u)) if !u.is_truncation() => {
+                Some(Value::Text(u.to_string()))
+            }
+            FrameKind::Other(_) => None,
+        },
+    ),
+    one(
+        "truncated",
+        B,
+        "the capture cut the frame (present only then)",
+        |p| {
+            let cut = match &p.frame.kind {
+                FrameKind::Roce(r) => r.truncated,
+                FrameKind::Other(OtherKind::Undecodable(u)) => u.is_truncation(),
+                FrameKind::Other(_) => false,
+            };
+            cut.then_some(VB(true))
+        },
+    ),
+    one(
+        "proto",
+        S,
+        "a frame that is not RoCE: udp, tcp, arp, ib-non-iba",
+        |p| match p.other()? {
+            OtherKind::Udp { .. } => Some(VS("udp")),
+            OtherKind::Tcp { .. } => Some(VS("tcp")),
+            OtherKind::Arp => Some(VS("arp")),
+            OtherKind::IbNonIba => Some(VS("ib-non-iba")),
+            _ => None,
+        },
+    ),
+    one(
+        "src_port",
+        U,
+        "UDP/TCP source port of a frame that is not RoCE",
+        |p| p.other().and_then(ports).map(|(s, _)| VU(s.into())),
+    ),
+    one(
+        "dst_port",
+        U,
+        "UDP/TCP destination port of a frame that is not RoCE",
+        |p| p.other().and_then(ports).map(|(_, d)| VU(d.into())),
+    ),
+    one(
+        "ip_proto",
+        U,
+        "IP protocol of a frame that is not RoCE, UDP or TCP",
+        |p| match p.other()? {
+            OtherKind::Ip { protocol } => Some(VU((*protocol).into())),
+            _ => None,
+        },
+    ),
+    one(
+        "ethertype",
+        U,
+        "Ethertype of a non-IP frame (16 bits)",
+        |p| match p.other()? {
+            OtherKind::EtherType(t) => Some(VU((*t).into())),
+            _ => None,
+        },
+    ),
+    one(
+        "erf_type",
+        U,
+        "ERF record type of a record that is not Ethernet or IB",
+        |p| match p.other()? {
+            OtherKind::ErfType(t) => Some(VU((*t).into())),
+            _ => None,
+        },
+    ),
+    one(
+        "error",
+        S,
+        "why a frame's link or IP header could not be parsed",
+        |p| match p.other()? {
+            OtherKind::Undecodable(u) => Some(Value::Text(u.to_string())),
+            _ => None,
+        },
+    ),
+    one("analysis", P, "the frame has analysis marks", |p| {
+        p.mark(|m| (!m.is_empty()).then_some(VP))
+    }),
+    one(
+        "analysis.retransmission",
+        B,
+        "its PSN was already carried by the flow",
+        |p| p.mark(|m| m.retransmission.then_some(VB(true))),
+    ),
+    one(
+        "analysis.out_of_order",
+        B,
+        "behind the expected PSN but not seen before",
+        |p| p.mark(|m| m.out_of_order.then_some(VB(true))),
+    ),
+    one(
+        "analysis.duplicate",
+        B,
+        "a UD packet behind its sender's sequence",
+        |p| p.mark(|m| m.duplicate.then_some(VB(true))),
+    ),
+    one(
+        "analysis.after_gap",
+        B,
+        "the first packet after a PSN gap",
+        |p| p.mark(|m| (m.gap > 0).then_some(VB(true))),
+    ),
+    one("analysis.gap", U, "PSNs missing before this packet", |p| {
+        p.mark(|m| (m.gap > 0).then_some(VU(m.gap.into())))
+    }),
+    one(
+        "analysis.naked",
+        B,
+        "a NAK named its PSN (may be set late)",
+        |p| p.mark(|m| m.naked.then_some(VB(true))),
+    ),
+    one(
+        "analysis.nak_reason",
+        S,
+        "on a NAK: its code (psn_seq_err, rnr, …)",
+        |p| p.mark(|m| m.nak_reason.map(VS)),
+    ),
+    one(
+        "analysis.ack_rtt_ns",
+        U,
+        "on an ACK: time since the AckReq request it covers, ns",
+        |p| p.mark(|m| m.ack_rtt_ns.map(VU)),
+    ),
+    one(
+        "analysis.cnp_for",
+        U,
+        "on a CNP: frame number of the CE packet it answers",
+        |p| p.mark(|m| m.cnp_for.map(VU)),
+    ),
+];
+
+fn lrh(p: &Pkt<'_, '_>, f: fn(&crate::decode::Lrh) -> u64) -> Option<Value> {
+    p.roce().and_then(|r| r.lrh.as_ref()).map(|l| VU(f(l)))
+}
+
+fn grh(p: &Pkt<'_, '_>, f: impl FnOnce(&crate::decode::Grh) -> Value) -> Option<Value> {
+    p.roce().and_then(|r| r.grh.as_ref()).map(f)
+}
+
+fn erspan3(
+    p: &Pkt<'_, '_>,
+    i: usize,
+    f: impl FnOnce(&crate::decode::encap::Erspan3) -> Value,
+) -> Option<Value> {
+    erspan3_opt(p, i, |e| Some(f(e)))
+}
+
+fn erspan3_opt(
+    p: &Pkt<'_, '_>,
+    i: usize,
+    f: impl FnOnce(&crate::decode::encap::Erspan3) -> Option<Value>,
+) -> Option<Value> {
+    match &p.layer(i)?.kind {
+        EncapKind::Erspan3(_, e) => f(e),
+        _ => None,
+    }
+}
+
+fn vxlan(p: &Pkt<'_, '_>, i: usize, f: fn(u16, u16, u8, u32) -> u64) -> Option<Value> {
+    match p.layer(i)?.kind {
+        EncapKind::Vxlan {
+            src_port,
+            dst_port,
+            flags,
+            vni,
+        } => Some(VU(f(src_port, dst_port, flags, vni))),
+        _ => None,
+    }
+}
+
+/// `--list-fields`: one line per field, `name<TAB>type<TAB>description`, in the order of
+/// [`FIELDS`] (as `tshark -G fields` lists its fields, one per line, tab-separated).
+///
+/// # Errors
+/// The writer's I/O error.
+pub fn write_list(out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    for f in FIELDS {
+        writeln!(out, "{}\t{}\t{}", f.name, f.ty.name(), f.desc)?;
+    }
+    out.flush()
+}

@@ -1,0 +1,149 @@
+//! How the per-packet analysis marks ([`Marks`]) are printed: short tags at the end of a text
+//! line (`[RETX]`, `[GAP 3]`, `[NAKed]`), an `analysis` object in `--json`, an `Analysis:`
+//! line in `-V`, and the text of a pcapng packet comment.
+
+use super::line::Line;
+use crate::analyze::marks::Marks;
+
+/// The tags of `m`, in a fixed order, each `[…]`, separated by spaces; empty when none is set:
+/// `[RETX]` retransmission, `[OUT-OF-ORDER]`, `[DUP]` duplicate, `[GAP n]` n PSNs missing
+/// before it, `[NAKed]`, `[NAK reason]` on a NAK, `[RTT n ns]` on an ACK, `[CNP for frame n]`.
+pub fn tags(m: &Marks) -> String {
+    let mut t: Vec<String> = Vec::new();
+    if m.retransmission {
+        t.push("[RETX]".into());
+    }
+    if m.out_of_order {
+        t.push("[OUT-OF-ORDER]".into());
+    }
+    if m.duplicate {
+        t.push("[DUP]".into());
+    }
+    if m.gap > 0 {
+        t.push(format!("[GAP {}]", m.gap));
+    }
+    if m.naked {
+        t.push("[NAKed]".into());
+    }
+    if let Some(r) = m.nak_reason {
+        t.push(format!("[NAK {r}]"));
+    }
+    if let Some(r) = m.ack_rtt_ns {
+        t.push(format!("[RTT {r} ns]"));
+    }
+    if let Some(f) = m.cnp_for {
+        t.push(format!("[CNP for frame {f}]"));
+    }
+    t.join(" ")
+}
+
+/// Append ` TAGS` before the newline that ends the last line in `l` (nothing without marks).
+pub fn append_tags(l: &mut Line, m: &Marks) {
+    if m.is_empty() {
+        return;
+    }
+    let nl = l.buf.last() == Some(&b'\n');
+    if nl {
+        l.buf.pop();
+    }
+    l.s(" ").s(&tags(m));
+    if nl {
+        l.s("\n");
+    }
+}
+
+/// The `analysis` object's members (only the set ones), as `"analysis":{…}`.
+pub fn json(m: &Marks) -> String {
+    let mut f: Vec<String> = Vec::new();
+    let mut flag = |k: &str, v: bool| {
+        if v {
+            f.push(format!("\"{k}\":true"));
+        }
+    };
+    flag("retransmission", m.retransmission);
+    flag("out_of_order", m.out_of_order);
+    flag("duplicate", m.duplicate);
+    flag("after_gap", m.gap > 0);
+    if m.gap > 0 {
+        f.push(format!("\"gap\":{}", m.gap));
+    }
+    if m.naked {
+        f.push("\"naked\":true".into());
+    }
+    if let Some(r) = m.nak_reason {
+        f.push(format!("\"nak_reason\":\"{r}\""));
+    }
+    if let Some(r) = m.ack_rtt_ns {
+        f.push(format!("\"ack_rtt_ns\":{r}"));
+    }
+    if let Some(c) = m.cnp_for {
+        f.push(format!("\"cnp_for\":{c}"));
+    }
+    format!("\"analysis\":{{{}}}", f.join(","))
+}
+
+/// Add the `analysis` object to the JSON line that ends `l` (`…}\n` → `…,"analysis":{…}}\n`);
+/// nothing without marks.
+pub fn append_json(l: &mut Line, m: &Marks) {
+    if m.is_empty() || !l.buf.ends_with(b"}\n") {
+        return;
+    }
+    l.buf.truncate(l.buf.len() - 2);
+    l.s(",").s(&json(m)).s("}\n");
+}
+
+/// Add an `Analysis:` line with the tags to the `-V` tree that ends `l` (before its blank
+/// line); nothing without marks.
+pub fn append_tree(l: &mut Line, m: &Marks) {
+    if m.is_empty() {
+        return;
+    }
+    let blank = l.buf.ends_with(b"\n\n");
+    if blank {
+        l.buf.pop();
+    }
+    l.s("    Analysis: ").s(&tags(m)).s("\n");
+    if blank {
+        l.s("\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_json_and_tree() {
+        let m = Marks {
+            retransmission: true,
+            gap: 3,
+            nak_reason: Some("psn_seq_err"),
+            cnp_for: Some(9),
+            ..Marks::default()
+        };
+        assert_eq!(
+            tags(&m),
+            "[RETX] [GAP 3] [NAK psn_seq_err] [CNP for frame 9]"
+        );
+        let mut l = Line::new();
+        l.s("{\"frame\":1}\n");
+        append_json(&mut l, &m);
+        let v: serde_json::Value = serde_json::from_slice(&l.buf).unwrap();
+        assert_eq!(v["analysis"]["retransmission"], true);
+        assert_eq!(v["analysis"]["after_gap"], true);
+        assert_eq!(v["analysis"]["gap"], 3);
+        assert_eq!(v["analysis"]["nak_reason"], "psn_seq_err");
+        assert_eq!(v["analysis"]["cnp_for"], 9);
+        assert!(v["analysis"].get("naked").is_none());
+        let mut l = Line::new();
+        l.s("  1 line\n    tree\n\n");
+        append_tree(&mut l, &m);
+        assert!(l.buf.ends_with(
+            b"    tree\n    Analysis: [RETX] [GAP 3] [NAK psn_seq_err] [CNP for frame 9]\n\n"
+        ));
+        let mut l = Line::new();
+        l.s("x\n");
+        append_tags(&mut l, &Marks::default());
+        assert_eq!(l.buf, b"x\n");
+    }
+}
