@@ -37,11 +37,17 @@ _roce__inspect() {
             roce__inspect,list)
                 cmd="roce__inspect__subcmd__list"
                 ;;
+            roce__inspect,nccl)
+                cmd="roce__inspect__subcmd__nccl"
+                ;;
             roce__inspect,plot)
                 cmd="roce__inspect__subcmd__plot"
                 ;;
             roce__inspect,read)
                 cmd="roce__inspect__subcmd__read"
+                ;;
+            roce__inspect,top)
+                cmd="roce__inspect__subcmd__top"
                 ;;
             roce__inspect__subcmd__help,capture)
                 cmd="roce__inspect__subcmd__help__subcmd__capture"
@@ -61,11 +67,17 @@ _roce__inspect() {
             roce__inspect__subcmd__help,list)
                 cmd="roce__inspect__subcmd__help__subcmd__list"
                 ;;
+            roce__inspect__subcmd__help,nccl)
+                cmd="roce__inspect__subcmd__help__subcmd__nccl"
+                ;;
             roce__inspect__subcmd__help,plot)
                 cmd="roce__inspect__subcmd__help__subcmd__plot"
                 ;;
             roce__inspect__subcmd__help,read)
                 cmd="roce__inspect__subcmd__help__subcmd__read"
+                ;;
+            roce__inspect__subcmd__help,top)
+                cmd="roce__inspect__subcmd__help__subcmd__top"
                 ;;
             *)
                 ;;
@@ -74,7 +86,7 @@ _roce__inspect() {
 
     case "${cmd}" in
         roce__inspect)
-            opts="-h -V --help --version read capture generate correlate export list interfaces plot help"
+            opts="-h -V --help --version read capture generate correlate nccl export list interfaces plot top help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -88,7 +100,7 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__capture)
-            opts="-i -w -c -f -V -n -q -h --snaplen --promisc --buffer-size --write --buffered --duration --parquet --host --count --filter --qp --opcode --json --verbose --all --color --roce-port --vxlan-port --mirror-time --summary --quiet --messages --gaps --mtu --max-flows --encap-session --html --wide --help"
+            opts="-i -w -Z -c -f -Y -T -e -E -V -n -q -h --snaplen --promisc --buffer-size --write --buffered --duration --parquet --host --relinquish-privileges --count --filter --qp --opcode --display-filter --marks --json --verbose --all --color --roce-port --vxlan-port --mirror-time --summary --quiet --messages --gaps --mtu --max-flows --encap-session --html --wide --findings --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -126,6 +138,14 @@ _roce__inspect() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --relinquish-privileges)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -Z)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --count)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -147,6 +167,26 @@ _roce__inspect() {
                     return 0
                     ;;
                 --opcode)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --display-filter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -Y)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -T)
+                    COMPREPLY=($(compgen -W "fields" -- "${cur}"))
+                    return 0
+                    ;;
+                -e)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -E)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -174,6 +214,10 @@ _roce__inspect() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --findings)
+                    COMPREPLY=($(compgen -W "top all" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -182,7 +226,7 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__correlate)
-            opts="-f -h --filter --roce-port --window --json --color --help"
+            opts="-f -h --filter --roce-port --window --json --color --wide --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -324,7 +368,7 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__help)
-            opts="read capture generate correlate export list plot help"
+            opts="read capture generate correlate nccl export list plot top help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -421,6 +465,20 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        roce__inspect__subcmd__help__subcmd__nccl)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         roce__inspect__subcmd__help__subcmd__plot)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -449,6 +507,20 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        roce__inspect__subcmd__help__subcmd__top)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         roce__inspect__subcmd__list)
             opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -463,8 +535,46 @@ _roce__inspect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        roce__inspect__subcmd__nccl)
+            opts="-f -h --filter --roce-port --collective --ranks --json --html --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --filter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --roce-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --collective)
+                    COMPREPLY=($(compgen -W "allreduce allgather reducescatter alltoall broadcast reduce" -- "${cur}"))
+                    return 0
+                    ;;
+                --ranks)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --html)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         roce__inspect__subcmd__plot)
-            opts="-o -f -h --kind --output --qp --filter --from --to --bin --top --width --mtu --roce-port --help"
+            opts="-o -f -h --kind --output --qp --filter --from --to --bin --top --width --scale --mtu --roce-port --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -514,6 +624,10 @@ _roce__inspect() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --scale)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --mtu)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -530,13 +644,21 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__read)
-            opts="-r -c -f -V -n -q -h --threads --count --filter --qp --opcode --json --verbose --all --color --roce-port --vxlan-port --mirror-time --summary --quiet --messages --gaps --mtu --max-flows --encap-session --html --wide --help"
+            opts="-r -w -c -f -Y -T -e -E -V -n -q -h --write --list-fields --threads --count --filter --qp --opcode --display-filter --marks --json --verbose --all --color --roce-port --vxlan-port --mirror-time --summary --quiet --messages --gaps --mtu --max-flows --encap-session --html --wide --findings --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 -r)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --write)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -w)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -568,6 +690,26 @@ _roce__inspect() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --display-filter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -Y)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -T)
+                    COMPREPLY=($(compgen -W "fields" -- "${cur}"))
+                    return 0
+                    ;;
+                -e)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -E)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -589,6 +731,76 @@ _roce__inspect() {
                     return 0
                     ;;
                 --html)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --findings)
+                    COMPREPLY=($(compgen -W "top all" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        roce__inspect__subcmd__top)
+            opts="-i -r -f -h --speed --filter --snaplen --promisc --buffer-size --keep --save-dir --summary --json --roce-port --vxlan-port --mtu --max-flows --encap-session --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                -i)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -r)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --speed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --filter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --snaplen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --buffer-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --keep)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --save-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --roce-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --vxlan-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mtu)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-flows)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -30,17 +30,24 @@ complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "read" -d 
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "capture" -d 'Capture live from a network interface and decode RoCE packets as they arrive'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "generate" -d 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest\'s ib_write_bw'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "correlate" -d 'Match one job\'s packets across several captures (one per host or mirror): loss located to a link, capture clocks aligned, one-way delay per link and direction'
+complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "nccl" -d 'See one NCCL job through NCCL\'s eyes: its connections (clear-to-send and data writes), steps, rings and trees, and the straggler of every step, from one capture per host'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "export" -d 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "interfaces" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "plot" -d 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
+complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "top" -d 'A live dashboard of RoCE traffic: per-QP rates, packets, retransmissions, PSN gaps, NAKs, RNR NAKs, CE marks, CNPs and ACK RTT, updated as they happen (needs a terminal)'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s r -d 'The capture file, tcpdump style (`read -r trace.pcap`); same as FILE' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s w -l write -d 'Write the shown frames (after -Y, --qp, --opcode), unmodified, to this pcapng file instead of printing them, each with its analysis marks as the packet comment (Wireshark\'s `frame.comment`), e.g. `-Y analysis.retransmission -w resent.pcapng`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l threads -d 'Threads that decode and format packets (default: the cores available), while the calling thread analyses them in order and writes the output, which is the same whatever the number; 1 reads on one thread. Several threads are used while a pcap/pcapng file is read from its memory mapping (not standard input, not with --mirror-time)' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s c -l count -d 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s f -l filter -d 'libpcap BPF filter expression, like tcpdump\'s, e.g. `-f \'udp port 4791 and host 10.0.0.1\'`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l qp -d 'Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`. Reports (`--summary`, `--messages`, `--gaps`) still cover every flow' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l opcode -d 'Show only this opcode: a number (`--opcode 0x0a`), a full name (`RC_RDMA_WRITE_ONLY`) or an operation for every transport (`RDMA_WRITE_ONLY`, `ACKNOWLEDGE`, `CNP`). Reports still cover every packet' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s Y -l display-filter -d 'Show only the packets this display filter passes: Wireshark\'s display-filter language on the `--json` keys joined by dots, e.g. `-Y \'bth.dest_qp == 0x11 && bth.psn > 100\'`, `-Y \'aeth.nak || analysis.retransmission\'` (--list-fields lists the fields). Reports still cover every packet' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s T -d 'Output format, as tshark\'s -T: `fields` prints the -e fields of each packet, one line each (`-T fields -e frame -e bth.psn -e analysis.retransmission`)' -r -f -a "fields\t''"
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s e -d 'A field printed by -T fields (repeatable, in order); --list-fields lists them' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s E -d 'A -T fields option as tshark\'s -E (repeatable): `separator=,` (`/t` tab, `/s` space), `header=y`, `quote=d|s|n`, `aggregator=;`, `occurrence=f|l|a|N`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l color -d 'Colour: auto (terminal and NO_COLOR unset), always, never' -r -f -a "auto\t'Colour when stdout is a terminal and NO_COLOR is unset or empty'
 always\t'Always colour (overrides NO_COLOR)'
 never\t'Never colour'"
@@ -49,6 +56,10 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l vxlan
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l mtu -d 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l max-flows -d 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l html -d 'Also write a self-contained HTML report (tables, loss stories, congestion, plots) to FILE; without -q/--summary/--messages/--gaps nothing else is printed' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l findings -d 'Findings shown at the top of the text report: `top` (the most severe, within 15 lines) or `all` (every one, each with its cause and advice)' -r -f -a "top\t'The most severe, within [`SHORT_LINES`] lines, and how many more there are'
+all\t'Every finding, each with its cause and advice'"
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l list-fields -d 'List every field that -Y and -T fields -e read, with its type and description (like `tshark -G fields`), and exit'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l marks -d 'Run the analysis alongside the packet lines and mark each packet with its verdicts (`[RETX]`, `[GAP n]`, `[NAKed]`, …; the `analysis` object in --json). Implied by a -Y filter that reads `analysis.*`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l json -d 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s V -l verbose -d 'Print the full header tree of every packet, like `tshark -V`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -l all -d 'Also list frames that are not RoCE, one short line each'
@@ -64,14 +75,19 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s h -l 
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s i -d 'The interface, tcpdump style (`capture -i eth0`); same as IFACE' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l snaplen -d 'Bytes kept of each frame (1-262144); longer frames are cut and their ICRC is reported as not checkable' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l buffer-size -d 'Kernel capture buffer size: bytes, or with a K, M or G suffix (powers of 1024)' -r
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s w -l write -d 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s w -l write -d 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C); with -Y, only the shown frames, as pcapng with their analysis marks as packet comments (complete once the capture stops)' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l duration -d 'Stop after this many seconds (fractions allowed), e.g. `--duration 30`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l parquet -d 'Also write every RoCE frame and, at the end, the report as Parquet tables under DIR, as `export` does; the capture is named after the -w file, else IFACE-UNIXTIME' -r -F
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l host -d 'With --parquet: the `host` column (default: this machine\'s host name)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s Z -l relinquish-privileges -d 'Once the device and the -w file are open, run as USER instead of root (tcpdump\'s -Z): default the user behind sudo (SUDO_USER), else `nobody`; `-Z root` keeps root. The -w file and a new --parquet folder are given to USER' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s c -l count -d 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s f -l filter -d 'libpcap BPF filter expression, like tcpdump\'s, e.g. `-f \'udp port 4791 and host 10.0.0.1\'`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l qp -d 'Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`. Reports (`--summary`, `--messages`, `--gaps`) still cover every flow' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l opcode -d 'Show only this opcode: a number (`--opcode 0x0a`), a full name (`RC_RDMA_WRITE_ONLY`) or an operation for every transport (`RDMA_WRITE_ONLY`, `ACKNOWLEDGE`, `CNP`). Reports still cover every packet' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s Y -l display-filter -d 'Show only the packets this display filter passes: Wireshark\'s display-filter language on the `--json` keys joined by dots, e.g. `-Y \'bth.dest_qp == 0x11 && bth.psn > 100\'`, `-Y \'aeth.nak || analysis.retransmission\'` (--list-fields lists the fields). Reports still cover every packet' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s T -d 'Output format, as tshark\'s -T: `fields` prints the -e fields of each packet, one line each (`-T fields -e frame -e bth.psn -e analysis.retransmission`)' -r -f -a "fields\t''"
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s e -d 'A field printed by -T fields (repeatable, in order); --list-fields lists them' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s E -d 'A -T fields option as tshark\'s -E (repeatable): `separator=,` (`/t` tab, `/s` space), `header=y`, `quote=d|s|n`, `aggregator=;`, `occurrence=f|l|a|N`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l color -d 'Colour: auto (terminal and NO_COLOR unset), always, never' -r -f -a "auto\t'Colour when stdout is a terminal and NO_COLOR is unset or empty'
 always\t'Always colour (overrides NO_COLOR)'
 never\t'Never colour'"
@@ -80,8 +96,11 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l vx
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l mtu -d 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l max-flows -d 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l html -d 'Also write a self-contained HTML report (tables, loss stories, congestion, plots) to FILE; without -q/--summary/--messages/--gaps nothing else is printed' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l findings -d 'Findings shown at the top of the text report: `top` (the most severe, within 15 lines) or `all` (every one, each with its cause and advice)' -r -f -a "top\t'The most severe, within [`SHORT_LINES`] lines, and how many more there are'
+all\t'Every finding, each with its cause and advice'"
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l promisc -d 'Put the interface into promiscuous mode (off by default; a mirror port usually needs it)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l buffered -d 'Hand packets over in blocks (at most 100 ms late) instead of one by one: much higher packet rates without drops. The default when standard output is not a terminal or a pipe (e.g. `-w FILE > /dev/null`); this forces it for terminals and pipes too'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l marks -d 'Run the analysis alongside the packet lines and mark each packet with its verdicts (`[RETX]`, `[GAP n]`, `[NAKed]`, …; the `analysis` object in --json). Implied by a -Y filter that reads `analysis.*`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l json -d 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -s V -l verbose -d 'Print the full header tree of every packet, like `tshark -V`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand capture" -l all -d 'Also list frames that are not RoCE, one short line each'
@@ -118,7 +137,20 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand correlate" -l 
 always\t'Always colour (overrides NO_COLOR)'
 never\t'Never colour'"
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand correlate" -l json -d 'Print one JSON document instead of tables'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand correlate" -l wide -d 'Print every column of the tables however wide they are (by default, on a terminal, the least important columns are hidden to fit its width), as for `read --wide`'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand correlate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand nccl" -s f -l filter -d 'libpcap BPF filter expression applied to every file, e.g. `-f \'host 10.0.0.1\'`' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand nccl" -l roce-port -d 'Also decode UDP destination port N as RoCEv2 (repeatable)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand nccl" -l collective -d 'The collective that ran, for the algorithm bandwidth (busbw / nccl-tests\' factor); needs --ranks' -r -f -a "allreduce\t'AllReduce: busbw = algbw × 2(n−1)/n'
+allgather\t'AllGather: × (n−1)/n'
+reducescatter\t'ReduceScatter: × (n−1)/n'
+alltoall\t'AllToAll: × (n−1)/n'
+broadcast\t'Broadcast: × 1'
+reduce\t'Reduce: × 1'"
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand nccl" -l ranks -d 'Ranks of the job, for --collective' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand nccl" -l html -d 'Also write a self-contained HTML page (connections, a timeline of every step) to FILE' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand nccl" -l json -d 'Print one JSON document instead of tables'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand nccl" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand export" -l parquet -d 'Dataset folder: the tables go to DIR/TABLE/capture=NAME/part-0.parquet (NAME: the file name), replacing an earlier export of a capture of the same name' -r -F
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand export" -l host -d 'The `host` column: the machine or switch port the captures come from (default: each file\'s name without its extension)' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand export" -s f -l filter -d 'libpcap BPF filter expression applied before decoding, as for `read`' -r
@@ -140,14 +172,34 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l to -d
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l bin -d 'Rate bin width in seconds (`--kind rate`), e.g. `--bin 0.0001`; default: about 1/60 of the span' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l top -d 'Most flows drawn: the largest by payload bytes' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l width -d 'Picture width in pixels' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l scale -d 'PNG pixels per picture pixel: `--scale 2` draws a PNG twice as large with the same layout, for high-DPI screens (SVGs are unaffected)' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l mtu -d 'Path MTU in bytes for READ PSN reservation, as for `read --mtu`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l roce-port -d 'Also decode UDP destination port N as RoCEv2 (repeatable)' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate export list plot help" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate export list plot help" -f -a "capture" -d 'Capture live from a network interface and decode RoCE packets as they arrive'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate export list plot help" -f -a "generate" -d 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest\'s ib_write_bw'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate export list plot help" -f -a "correlate" -d 'Match one job\'s packets across several captures (one per host or mirror): loss located to a link, capture clocks aligned, one-way delay per link and direction'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate export list plot help" -f -a "export" -d 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate export list plot help" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate export list plot help" -f -a "plot" -d 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate export list plot help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -s i -d 'The interface, tcpdump style; same as IFACE' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -s r -d 'Replay a capture file (pcap or pcapng) at its own pace instead of capturing' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l speed -d 'With -r: replay N times faster than the capture was taken (e.g. 10, 0.5)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -s f -l filter -d 'libpcap BPF filter expression instead of the default RoCE filter' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l snaplen -d 'Bytes kept of each frame (1-262144)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l buffer-size -d 'Kernel capture buffer size: bytes, or with a K, M or G suffix' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l keep -d 'Most bytes of the latest frames kept in memory for `w` (written as pcapng): bytes, or with a K, M or G suffix; 0 keeps none' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l save-dir -d 'Folder `w` writes its pcapng files into' -r -F
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l roce-port -d 'Also decode UDP destination port N as RoCEv2 (repeatable)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l vxlan-port -d 'Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable)' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l mtu -d 'Path MTU in bytes for READ PSN reservation, instead of inferring it' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l max-flows -d 'Most flows tracked at once' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l promisc -d 'Put the interface into promiscuous mode'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l summary -d 'Print the analysis report (as `read --summary`) after the screen closes; with --json, the report\'s JSON document'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l json -d 'With --summary: the report as one JSON document'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l encap-session -d 'Split flows by mirror session (ERSPAN session ID / VXLAN VNI) too'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "read" -d 'Decode a pcap or pcapng capture file (`-` reads standard input)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "capture" -d 'Capture live from a network interface and decode RoCE packets as they arrive'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "generate" -d 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest\'s ib_write_bw'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "correlate" -d 'Match one job\'s packets across several captures (one per host or mirror): loss located to a link, capture clocks aligned, one-way delay per link and direction'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "nccl" -d 'See one NCCL job through NCCL\'s eyes: its connections (clear-to-send and data writes), steps, rings and trees, and the straggler of every step, from one capture per host'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "export" -d 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "plot" -d 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "top" -d 'A live dashboard of RoCE traffic: per-QP rates, packets, retransmissions, PSN gaps, NAKs, RNR NAKs, CE marks, CNPs and ACK RTT, updated as they happen (needs a terminal)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -29,15 +29,19 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('capture', 'capture', [CompletionResultType]::ParameterValue, 'Capture live from a network interface and decode RoCE packets as they arrive')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw')
             [CompletionResult]::new('correlate', 'correlate', [CompletionResultType]::ParameterValue, 'Match one job''s packets across several captures (one per host or mirror): loss located to a link, capture clocks aligned, one-way delay per link and direction')
+            [CompletionResult]::new('nccl', 'nccl', [CompletionResultType]::ParameterValue, 'See one NCCL job through NCCL''s eyes: its connections (clear-to-send and data writes), steps, rings and trees, and the straggler of every step, from one capture per host')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE')
             [CompletionResult]::new('interfaces', 'interfaces', [CompletionResultType]::ParameterValue, 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE')
             [CompletionResult]::new('plot', 'plot', [CompletionResultType]::ParameterValue, 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)')
+            [CompletionResult]::new('top', 'top', [CompletionResultType]::ParameterValue, 'A live dashboard of RoCE traffic: per-QP rates, packets, retransmissions, PSN gaps, NAKs, RNR NAKs, CE marks, CNPs and ACK RTT, updated as they happen (needs a terminal)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'roce-inspect;read' {
             [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'The capture file, tcpdump style (`read -r trace.pcap`); same as FILE')
+            [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Write the shown frames (after -Y, --qp, --opcode), unmodified, to this pcapng file instead of printing them, each with its analysis marks as the packet comment (Wireshark''s `frame.comment`), e.g. `-Y analysis.retransmission -w resent.pcapng`')
+            [CompletionResult]::new('--write', '--write', [CompletionResultType]::ParameterName, 'Write the shown frames (after -Y, --qp, --opcode), unmodified, to this pcapng file instead of printing them, each with its analysis marks as the packet comment (Wireshark''s `frame.comment`), e.g. `-Y analysis.retransmission -w resent.pcapng`')
             [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Threads that decode and format packets (default: the cores available), while the calling thread analyses them in order and writes the output, which is the same whatever the number; 1 reads on one thread. Several threads are used while a pcap/pcapng file is read from its memory mapping (not standard input, not with --mirror-time)')
             [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`')
             [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`')
@@ -45,12 +49,20 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('--filter', '--filter', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression, like tcpdump''s, e.g. `-f ''udp port 4791 and host 10.0.0.1''`')
             [CompletionResult]::new('--qp', '--qp', [CompletionResultType]::ParameterName, 'Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`. Reports (`--summary`, `--messages`, `--gaps`) still cover every flow')
             [CompletionResult]::new('--opcode', '--opcode', [CompletionResultType]::ParameterName, 'Show only this opcode: a number (`--opcode 0x0a`), a full name (`RC_RDMA_WRITE_ONLY`) or an operation for every transport (`RDMA_WRITE_ONLY`, `ACKNOWLEDGE`, `CNP`). Reports still cover every packet')
+            [CompletionResult]::new('-Y', '-Y ', [CompletionResultType]::ParameterName, 'Show only the packets this display filter passes: Wireshark''s display-filter language on the `--json` keys joined by dots, e.g. `-Y ''bth.dest_qp == 0x11 && bth.psn > 100''`, `-Y ''aeth.nak || analysis.retransmission''` (--list-fields lists the fields). Reports still cover every packet')
+            [CompletionResult]::new('--display-filter', '--display-filter', [CompletionResultType]::ParameterName, 'Show only the packets this display filter passes: Wireshark''s display-filter language on the `--json` keys joined by dots, e.g. `-Y ''bth.dest_qp == 0x11 && bth.psn > 100''`, `-Y ''aeth.nak || analysis.retransmission''` (--list-fields lists the fields). Reports still cover every packet')
+            [CompletionResult]::new('-T', '-T ', [CompletionResultType]::ParameterName, 'Output format, as tshark''s -T: `fields` prints the -e fields of each packet, one line each (`-T fields -e frame -e bth.psn -e analysis.retransmission`)')
+            [CompletionResult]::new('-e', '-e', [CompletionResultType]::ParameterName, 'A field printed by -T fields (repeatable, in order); --list-fields lists them')
+            [CompletionResult]::new('-E', '-E ', [CompletionResultType]::ParameterName, 'A -T fields option as tshark''s -E (repeatable): `separator=,` (`/t` tab, `/s` space), `header=y`, `quote=d|s|n`, `aggregator=;`, `occurrence=f|l|a|N`')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto (terminal and NO_COLOR unset), always, never')
             [CompletionResult]::new('--roce-port', '--roce-port', [CompletionResultType]::ParameterName, 'Also decode UDP destination port N as RoCEv2 (repeatable), e.g. `--roce-port 9741`')
             [CompletionResult]::new('--vxlan-port', '--vxlan-port', [CompletionResultType]::ParameterName, 'Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable), e.g. `--vxlan-port 8472` for Linux''s old default')
             [CompletionResult]::new('--mtu', '--mtu', [CompletionResultType]::ParameterName, 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`')
             [CompletionResult]::new('--max-flows', '--max-flows', [CompletionResultType]::ParameterName, 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed')
             [CompletionResult]::new('--html', '--html', [CompletionResultType]::ParameterName, 'Also write a self-contained HTML report (tables, loss stories, congestion, plots) to FILE; without -q/--summary/--messages/--gaps nothing else is printed')
+            [CompletionResult]::new('--findings', '--findings', [CompletionResultType]::ParameterName, 'Findings shown at the top of the text report: `top` (the most severe, within 15 lines) or `all` (every one, each with its cause and advice)')
+            [CompletionResult]::new('--list-fields', '--list-fields', [CompletionResultType]::ParameterName, 'List every field that -Y and -T fields -e read, with its type and description (like `tshark -G fields`), and exit')
+            [CompletionResult]::new('--marks', '--marks', [CompletionResultType]::ParameterName, 'Run the analysis alongside the packet lines and mark each packet with its verdicts (`[RETX]`, `[GAP n]`, `[NAKed]`, …; the `analysis` object in --json). Implied by a -Y filter that reads `analysis.*`')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print the full header tree of every packet, like `tshark -V`')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print the full header tree of every packet, like `tshark -V`')
@@ -72,25 +84,34 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'The interface, tcpdump style (`capture -i eth0`); same as IFACE')
             [CompletionResult]::new('--snaplen', '--snaplen', [CompletionResultType]::ParameterName, 'Bytes kept of each frame (1-262144); longer frames are cut and their ICRC is reported as not checkable')
             [CompletionResult]::new('--buffer-size', '--buffer-size', [CompletionResultType]::ParameterName, 'Kernel capture buffer size: bytes, or with a K, M or G suffix (powers of 1024)')
-            [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C)')
-            [CompletionResult]::new('--write', '--write', [CompletionResultType]::ParameterName, 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C)')
+            [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C); with -Y, only the shown frames, as pcapng with their analysis marks as packet comments (complete once the capture stops)')
+            [CompletionResult]::new('--write', '--write', [CompletionResultType]::ParameterName, 'Also write every captured frame, unmodified, to this pcap file (valid even after Ctrl-C); with -Y, only the shown frames, as pcapng with their analysis marks as packet comments (complete once the capture stops)')
             [CompletionResult]::new('--duration', '--duration', [CompletionResultType]::ParameterName, 'Stop after this many seconds (fractions allowed), e.g. `--duration 30`')
             [CompletionResult]::new('--parquet', '--parquet', [CompletionResultType]::ParameterName, 'Also write every RoCE frame and, at the end, the report as Parquet tables under DIR, as `export` does; the capture is named after the -w file, else IFACE-UNIXTIME')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'With --parquet: the `host` column (default: this machine''s host name)')
+            [CompletionResult]::new('-Z', '-Z ', [CompletionResultType]::ParameterName, 'Once the device and the -w file are open, run as USER instead of root (tcpdump''s -Z): default the user behind sudo (SUDO_USER), else `nobody`; `-Z root` keeps root. The -w file and a new --parquet folder are given to USER')
+            [CompletionResult]::new('--relinquish-privileges', '--relinquish-privileges', [CompletionResultType]::ParameterName, 'Once the device and the -w file are open, run as USER instead of root (tcpdump''s -Z): default the user behind sudo (SUDO_USER), else `nobody`; `-Z root` keeps root. The -w file and a new --parquet folder are given to USER')
             [CompletionResult]::new('-c', '-c', [CompletionResultType]::ParameterName, 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`')
             [CompletionResult]::new('--count', '--count', [CompletionResultType]::ParameterName, 'Stop after N frames (counted after the BPF filter), like `tcpdump -c N`')
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression, like tcpdump''s, e.g. `-f ''udp port 4791 and host 10.0.0.1''`')
             [CompletionResult]::new('--filter', '--filter', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression, like tcpdump''s, e.g. `-f ''udp port 4791 and host 10.0.0.1''`')
             [CompletionResult]::new('--qp', '--qp', [CompletionResultType]::ParameterName, 'Show only packets to this destination QP (decimal or 0x hex), e.g. `--qp 0x11`. Reports (`--summary`, `--messages`, `--gaps`) still cover every flow')
             [CompletionResult]::new('--opcode', '--opcode', [CompletionResultType]::ParameterName, 'Show only this opcode: a number (`--opcode 0x0a`), a full name (`RC_RDMA_WRITE_ONLY`) or an operation for every transport (`RDMA_WRITE_ONLY`, `ACKNOWLEDGE`, `CNP`). Reports still cover every packet')
+            [CompletionResult]::new('-Y', '-Y ', [CompletionResultType]::ParameterName, 'Show only the packets this display filter passes: Wireshark''s display-filter language on the `--json` keys joined by dots, e.g. `-Y ''bth.dest_qp == 0x11 && bth.psn > 100''`, `-Y ''aeth.nak || analysis.retransmission''` (--list-fields lists the fields). Reports still cover every packet')
+            [CompletionResult]::new('--display-filter', '--display-filter', [CompletionResultType]::ParameterName, 'Show only the packets this display filter passes: Wireshark''s display-filter language on the `--json` keys joined by dots, e.g. `-Y ''bth.dest_qp == 0x11 && bth.psn > 100''`, `-Y ''aeth.nak || analysis.retransmission''` (--list-fields lists the fields). Reports still cover every packet')
+            [CompletionResult]::new('-T', '-T ', [CompletionResultType]::ParameterName, 'Output format, as tshark''s -T: `fields` prints the -e fields of each packet, one line each (`-T fields -e frame -e bth.psn -e analysis.retransmission`)')
+            [CompletionResult]::new('-e', '-e', [CompletionResultType]::ParameterName, 'A field printed by -T fields (repeatable, in order); --list-fields lists them')
+            [CompletionResult]::new('-E', '-E ', [CompletionResultType]::ParameterName, 'A -T fields option as tshark''s -E (repeatable): `separator=,` (`/t` tab, `/s` space), `header=y`, `quote=d|s|n`, `aggregator=;`, `occurrence=f|l|a|N`')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto (terminal and NO_COLOR unset), always, never')
             [CompletionResult]::new('--roce-port', '--roce-port', [CompletionResultType]::ParameterName, 'Also decode UDP destination port N as RoCEv2 (repeatable), e.g. `--roce-port 9741`')
             [CompletionResult]::new('--vxlan-port', '--vxlan-port', [CompletionResultType]::ParameterName, 'Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable), e.g. `--vxlan-port 8472` for Linux''s old default')
             [CompletionResult]::new('--mtu', '--mtu', [CompletionResultType]::ParameterName, 'Path MTU in bytes for READ PSN reservation, instead of inferring it from FIRST/MIDDLE payloads, e.g. `--mtu 4096`')
             [CompletionResult]::new('--max-flows', '--max-flows', [CompletionResultType]::ParameterName, 'Most flows tracked at once; RoCE frames of further flows are counted as untracked, so memory stays bounded when QPNs are sprayed')
             [CompletionResult]::new('--html', '--html', [CompletionResultType]::ParameterName, 'Also write a self-contained HTML report (tables, loss stories, congestion, plots) to FILE; without -q/--summary/--messages/--gaps nothing else is printed')
+            [CompletionResult]::new('--findings', '--findings', [CompletionResultType]::ParameterName, 'Findings shown at the top of the text report: `top` (the most severe, within 15 lines) or `all` (every one, each with its cause and advice)')
             [CompletionResult]::new('--promisc', '--promisc', [CompletionResultType]::ParameterName, 'Put the interface into promiscuous mode (off by default; a mirror port usually needs it)')
             [CompletionResult]::new('--buffered', '--buffered', [CompletionResultType]::ParameterName, 'Hand packets over in blocks (at most 100 ms late) instead of one by one: much higher packet rates without drops. The default when standard output is not a terminal or a pipe (e.g. `-w FILE > /dev/null`); this forces it for terminals and pipes too')
+            [CompletionResult]::new('--marks', '--marks', [CompletionResultType]::ParameterName, 'Run the analysis alongside the packet lines and mark each packet with its verdicts (`[RETX]`, `[GAP n]`, `[NAKed]`, …; the `analysis` object in --json). Implied by a -Y filter that reads `analysis.*`')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per packet per line (NDJSON), for jq: `--json | jq .bth.psn`')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print the full header tree of every packet, like `tshark -V`')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print the full header tree of every packet, like `tshark -V`')
@@ -136,6 +157,19 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'Seconds a packet copy waits for its copy at the link''s other end (fractions allowed); copies unmatched after it are lost or missed. Bounds memory')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour: auto (terminal and NO_COLOR unset), always, never')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of tables')
+            [CompletionResult]::new('--wide', '--wide', [CompletionResultType]::ParameterName, 'Print every column of the tables however wide they are (by default, on a terminal, the least important columns are hidden to fit its width), as for `read --wide`')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'roce-inspect;nccl' {
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression applied to every file, e.g. `-f ''host 10.0.0.1''`')
+            [CompletionResult]::new('--filter', '--filter', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression applied to every file, e.g. `-f ''host 10.0.0.1''`')
+            [CompletionResult]::new('--roce-port', '--roce-port', [CompletionResultType]::ParameterName, 'Also decode UDP destination port N as RoCEv2 (repeatable)')
+            [CompletionResult]::new('--collective', '--collective', [CompletionResultType]::ParameterName, 'The collective that ran, for the algorithm bandwidth (busbw / nccl-tests'' factor); needs --ranks')
+            [CompletionResult]::new('--ranks', '--ranks', [CompletionResultType]::ParameterName, 'Ranks of the job, for --collective')
+            [CompletionResult]::new('--html', '--html', [CompletionResultType]::ParameterName, 'Also write a self-contained HTML page (connections, a timeline of every step) to FILE')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON document instead of tables')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -174,8 +208,31 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('--bin', '--bin', [CompletionResultType]::ParameterName, 'Rate bin width in seconds (`--kind rate`), e.g. `--bin 0.0001`; default: about 1/60 of the span')
             [CompletionResult]::new('--top', '--top', [CompletionResultType]::ParameterName, 'Most flows drawn: the largest by payload bytes')
             [CompletionResult]::new('--width', '--width', [CompletionResultType]::ParameterName, 'Picture width in pixels')
+            [CompletionResult]::new('--scale', '--scale', [CompletionResultType]::ParameterName, 'PNG pixels per picture pixel: `--scale 2` draws a PNG twice as large with the same layout, for high-DPI screens (SVGs are unaffected)')
             [CompletionResult]::new('--mtu', '--mtu', [CompletionResultType]::ParameterName, 'Path MTU in bytes for READ PSN reservation, as for `read --mtu`')
             [CompletionResult]::new('--roce-port', '--roce-port', [CompletionResultType]::ParameterName, 'Also decode UDP destination port N as RoCEv2 (repeatable)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'roce-inspect;top' {
+            [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'The interface, tcpdump style; same as IFACE')
+            [CompletionResult]::new('-r', '-r', [CompletionResultType]::ParameterName, 'Replay a capture file (pcap or pcapng) at its own pace instead of capturing')
+            [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'With -r: replay N times faster than the capture was taken (e.g. 10, 0.5)')
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression instead of the default RoCE filter')
+            [CompletionResult]::new('--filter', '--filter', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression instead of the default RoCE filter')
+            [CompletionResult]::new('--snaplen', '--snaplen', [CompletionResultType]::ParameterName, 'Bytes kept of each frame (1-262144)')
+            [CompletionResult]::new('--buffer-size', '--buffer-size', [CompletionResultType]::ParameterName, 'Kernel capture buffer size: bytes, or with a K, M or G suffix')
+            [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Most bytes of the latest frames kept in memory for `w` (written as pcapng): bytes, or with a K, M or G suffix; 0 keeps none')
+            [CompletionResult]::new('--save-dir', '--save-dir', [CompletionResultType]::ParameterName, 'Folder `w` writes its pcapng files into')
+            [CompletionResult]::new('--roce-port', '--roce-port', [CompletionResultType]::ParameterName, 'Also decode UDP destination port N as RoCEv2 (repeatable)')
+            [CompletionResult]::new('--vxlan-port', '--vxlan-port', [CompletionResultType]::ParameterName, 'Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable)')
+            [CompletionResult]::new('--mtu', '--mtu', [CompletionResultType]::ParameterName, 'Path MTU in bytes for READ PSN reservation, instead of inferring it')
+            [CompletionResult]::new('--max-flows', '--max-flows', [CompletionResultType]::ParameterName, 'Most flows tracked at once')
+            [CompletionResult]::new('--promisc', '--promisc', [CompletionResultType]::ParameterName, 'Put the interface into promiscuous mode')
+            [CompletionResult]::new('--summary', '--summary', [CompletionResultType]::ParameterName, 'Print the analysis report (as `read --summary`) after the screen closes; with --json, the report''s JSON document')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'With --summary: the report as one JSON document')
+            [CompletionResult]::new('--encap-session', '--encap-session', [CompletionResultType]::ParameterName, 'Split flows by mirror session (ERSPAN session ID / VXLAN VNI) too')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
@@ -185,9 +242,11 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('capture', 'capture', [CompletionResultType]::ParameterValue, 'Capture live from a network interface and decode RoCE packets as they arrive')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Send RDMA WRITEs over libibverbs from host or GPU memory, like perftest''s ib_write_bw')
             [CompletionResult]::new('correlate', 'correlate', [CompletionResultType]::ParameterValue, 'Match one job''s packets across several captures (one per host or mirror): loss located to a link, capture clocks aligned, one-way delay per link and direction')
+            [CompletionResult]::new('nccl', 'nccl', [CompletionResultType]::ParameterValue, 'See one NCCL job through NCCL''s eyes: its connections (clear-to-send and data writes), steps, rings and trees, and the straggler of every step, from one capture per host')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE')
             [CompletionResult]::new('plot', 'plot', [CompletionResultType]::ParameterValue, 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)')
+            [CompletionResult]::new('top', 'top', [CompletionResultType]::ParameterValue, 'A live dashboard of RoCE traffic: per-QP rates, packets, retransmissions, PSN gaps, NAKs, RNR NAKs, CE marks, CNPs and ACK RTT, updated as they happen (needs a terminal)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -203,6 +262,9 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
         'roce-inspect;help;correlate' {
             break
         }
+        'roce-inspect;help;nccl' {
+            break
+        }
         'roce-inspect;help;export' {
             break
         }
@@ -210,6 +272,9 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             break
         }
         'roce-inspect;help;plot' {
+            break
+        }
+        'roce-inspect;help;top' {
             break
         }
         'roce-inspect;help;help' {
