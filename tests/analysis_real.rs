@@ -214,7 +214,7 @@ fn other_real_captures_are_clean() {
             "{name}: every RoCE frame in one flow"
         );
         for f in &r.flows {
-            if f.transport == "RC" {
+            if f.transport.name() == "RC" {
                 assert!(f.connection.is_some(), "{name} flow {} unpaired", f.id);
             }
         }
@@ -265,7 +265,7 @@ fn cm_req_rep_pair_the_connections() {
                 .unwrap();
             let c = fwd.connection.expect("paired");
             assert_eq!(back.connection, Some(c));
-            assert_eq!(r.connections[c].paired_by, "cm", "{name}");
+            assert_eq!(r.connections[c].paired_by.name(), "cm", "{name}");
             pairs += 1;
         }
         assert!(pairs >= 1, "{name}");
@@ -343,7 +343,7 @@ fn ud_pingpong_pairs_by_deth_source_qp() {
     let ud: Vec<_> = r
         .connections
         .iter()
-        .filter(|c| c.paired_by == "deth")
+        .filter(|c| c.paired_by.name() == "deth")
         .collect();
     assert_eq!(ud.len(), 1, "{:?}", r.connections);
     let c = ud[0];

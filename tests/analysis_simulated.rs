@@ -309,7 +309,7 @@ fn write_loss_go_back_n_across_psn_wrap_with_three_qps() {
     );
     let rt = g.retransmission.unwrap();
     assert_eq!(
-        (rt.frame, rt.delay_ns, rt.trigger),
+        (rt.frame, rt.delay_ns, rt.trigger.name()),
         (retx_frame, Some(3 * US), "nak")
     );
     // Messages: 4 complete WRITEs with their RETH; the first straddles the wrap.
@@ -328,7 +328,7 @@ fn write_loss_go_back_n_across_psn_wrap_with_three_qps() {
     assert_eq!((msgs[1].first_psn, msgs[1].last_psn), (0, 2));
     // MSN: every ACK agrees with the reassembled messages.
     let c = &r.connections[f.connection.unwrap()];
-    assert_eq!(c.paired_by, "udp_sport");
+    assert_eq!(c.paired_by.name(), "udp_sport");
     assert_eq!(c.msn[0].msn_delta, 3);
     assert_eq!(c.msn[0].messages, 3);
     assert_eq!(c.msn[0].mismatched_aeths, 0);
@@ -340,7 +340,10 @@ fn write_loss_go_back_n_across_psn_wrap_with_three_qps() {
     let f3 = flow(&r, A, B, 0x102);
     let b3 = flow(&r, B, A, 0x202);
     assert_eq!(f3.connection, b3.connection);
-    assert_eq!(r.connections[f3.connection.unwrap()].paired_by, "psn");
+    assert_eq!(
+        r.connections[f3.connection.unwrap()].paired_by.name(),
+        "psn"
+    );
     assert_eq!(r.pmtu, Some(1024));
 }
 
@@ -592,17 +595,17 @@ fn ud_gap_and_cnp_pairing() {
     let r = s.run(AnalyzeConfig::default());
     let f = flow(&r, A, B, 0x99);
     let c = flow(&r, B, A, 0x300);
-    assert_eq!(f.transport, "UD");
+    assert_eq!(f.transport.name(), "UD");
     assert_eq!(
         (f.psn.gap_events, f.psn.missing, f.psn.retransmitted),
         (1, 1, 0)
     );
     assert_eq!((f.messages.send.count, f.messages.send.bytes), (5, 320));
     assert_eq!(c.cnps, 1);
-    assert_eq!(c.transport, "UD");
+    assert_eq!(c.transport.name(), "UD");
     assert!(f.connection.is_some() && f.connection == c.connection);
     let conn = &r.connections[f.connection.unwrap()];
-    assert_eq!(conn.paired_by, "cnp");
+    assert_eq!(conn.paired_by.name(), "cnp");
     assert_eq!(conn.congestion[0].ce_to_cnp_ns.unwrap().max, 8 * US);
     assert!(r.gaps[0].nak.is_none());
 }
@@ -707,9 +710,9 @@ fn nak_matched_to_its_gap() {
     assert!(g3.nak.is_none());
     assert_eq!(g8.nak.unwrap().frame, nak_frame);
     assert_eq!(g8.nak.unwrap().delay_ns, Some(US));
-    assert_eq!(g8.retransmission.unwrap().trigger, "nak");
+    assert_eq!(g8.retransmission.unwrap().trigger.name(), "nak");
     assert_eq!(g8.retransmission.unwrap().delay_ns, Some(3 * US));
-    assert_eq!(g3.retransmission.unwrap().trigger, "timeout");
+    assert_eq!(g3.retransmission.unwrap().trigger.name(), "timeout");
     assert_eq!(g3.retransmission.unwrap().delay_ns, Some(96 * US));
     let f = flow(&r, A, B, 0x15);
     assert_eq!(
@@ -743,7 +746,7 @@ fn uc_loss_drops_the_message() {
     at(&mut s, q.req(0x24, 14, false, vec![], 4)); // UC SEND ONLY
     let r = s.run(AnalyzeConfig::default());
     let f = flow(&r, A, B, 0x16);
-    assert_eq!(f.transport, "UC");
+    assert_eq!(f.transport.name(), "UC");
     assert_eq!(
         (f.psn.gap_events, f.psn.missing, f.psn.retransmitted),
         (1, 1, 1)
@@ -823,7 +826,7 @@ fn cm_req_rep_pairs_flows() {
     let b = flow(&r, B, A, 0x50);
     let conn = f.connection.expect("paired by CM");
     assert_eq!(b.connection, Some(conn));
-    assert_eq!(r.connections[conn].paired_by, "cm");
+    assert_eq!(r.connections[conn].paired_by.name(), "cm");
     assert_eq!(
         (r.connections[conn].a.qp, r.connections[conn].b.qp),
         (0x50, 0x60)

@@ -176,7 +176,7 @@ fn pairing_and_loss_stories() {
     let rc_gaps: Vec<_> = report
         .gaps
         .iter()
-        .filter(|g| report.flows[g.flow].transport == "RC")
+        .filter(|g| report.flows[g.flow].transport.name() == "RC")
         .collect();
     assert_eq!(rc_gaps.len(), 10);
     for g in rc_gaps {
@@ -186,7 +186,7 @@ fn pairing_and_loss_stories() {
         assert!(nak.frame > g.frame);
         match g.retransmission {
             Some(r) => {
-                assert_eq!(r.trigger, "nak");
+                assert_eq!(r.trigger.name(), "nak");
                 assert!(r.frame > nak.frame);
                 assert_eq!(r.delay_ns, Some(r.ts_ns - nak.ts_ns));
             }

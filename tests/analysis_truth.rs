@@ -334,14 +334,14 @@ fn canonical(r: &Report) -> String {
             "gap flow {} frame {} {} {}→{} missing {} nak {:?} retx {:?} ack {:?} {}",
             g.flow,
             g.frame,
-            g.space,
+            g.space.name(),
             g.expected_psn,
             g.received_psn,
             g.missing,
             g.nak.map(|n| n.frame),
-            g.retransmission.map(|x| (x.frame, x.trigger)),
+            g.retransmission.map(|x| (x.frame, x.trigger.name())),
             g.ack_frame,
-            g.verdict
+            g.verdict.name()
         )
         .unwrap();
     }
@@ -394,7 +394,7 @@ fn check_full(r: &Report, e: Encap, with_read: bool) {
     assert_eq!(sent.loss.nak_retransmissions, 1);
     assert_eq!(sent.loss.timeouts, 0);
     assert_eq!(r.gaps.len(), 1);
-    assert_eq!(r.gaps[0].verdict, "nak_retransmitted");
+    assert_eq!(r.gaps[0].verdict.name(), "nak_retransmitted");
     let ud = r.flows.iter().find(|f| f.dest_qp == 0x99).unwrap();
     assert_eq!((ud.messages.send.count, ud.psn.gap_events), (2, 0));
 }
@@ -431,17 +431,19 @@ fn check_cuts(frames: &[(u64, Vec<u8>)], ends: &[Ends], what: &str) -> usize {
         if cut + lost == 0 {
             assert_eq!(canonical(&r), want, "{what} snap {snap}");
             assert!(
-                !r.warnings.iter().any(|w| w.contains("uncertain")),
+                !r.warnings
+                    .iter()
+                    .any(|w| w.to_string().contains("uncertain")),
                 "{what} snap {snap}: {:?}",
                 r.warnings
             );
             equal += 1;
         } else if cut > 0 {
             assert!(
-                r.warnings
-                    .iter()
-                    .any(|w| w.contains(&format!("{cut} frames were cut"))
-                        && w.contains("uncertain")),
+                r.warnings.iter().any(|w| w
+                    .to_string()
+                    .contains(&format!("{cut} frames were cut"))
+                    && w.to_string().contains("uncertain")),
                 "{what} snap {snap}: {:?}",
                 r.warnings
             );
@@ -661,7 +663,7 @@ fn fatal_naks_refuse_the_request_and_end_the_qp() {
             );
             let e = req.qp_error.expect("QP error");
             assert_eq!(
-                (e.frame, e.psn, e.status, e.later_packets),
+                (e.frame, e.psn, e.status.name(), e.later_packets),
                 (nak, 11, name, 1),
                 "{what}"
             );
@@ -680,7 +682,9 @@ fn fatal_naks_refuse_the_request_and_end_the_qp() {
                 "{what}"
             );
             assert!(
-                r.warnings.iter().any(|w| w.contains("error state")),
+                r.warnings
+                    .iter()
+                    .any(|w| w.to_string().contains("error state")),
                 "{what}"
             );
         }
@@ -729,10 +733,10 @@ fn late_fatal_nak_reaches_streamed_messages_held_back() {
         assert_eq!(first.status, want, "{others} messages between");
         // The flow counts the refusal either way.
         assert_eq!(flow(&r, A, B, QB).messages.write.failed, 1, "{others}");
-        let warned = r
-            .warnings
-            .iter()
-            .any(|w| w.contains("1 message's status changed (a fatal NAK)"));
+        let warned = r.warnings.iter().any(|w| {
+            w.to_string()
+                .contains("1 message's status changed (a fatal NAK)")
+        });
         assert_eq!(warned, late, "{others}: {:?}", r.warnings);
     }
 }
@@ -851,12 +855,18 @@ fn read_reissued_mid_range_is_one_read() {
     assert_eq!(r.gaps.len(), 1);
     let g = &r.gaps[0];
     assert_eq!(
-        (g.space, g.frame, g.expected_psn, g.received_psn, g.missing),
+        (
+            g.space.name(),
+            g.frame,
+            g.expected_psn,
+            g.received_psn,
+            g.missing
+        ),
         ("read_response", gap_frame, 202, 203, 1)
     );
     let x = g.retransmission.unwrap();
-    assert_eq!((x.frame, x.trigger), (reissue, "read_reissue"));
-    assert_eq!(g.verdict, "nak_retransmitted");
+    assert_eq!((x.frame, x.trigger.name()), (reissue, "read_reissue"));
+    assert_eq!(g.verdict.name(), "nak_retransmitted");
 }
 
 /// Gap verdicts: a timeout retransmission, a capture loss (no NAK, no resend, a later ACK
@@ -887,7 +897,11 @@ fn every_gap_gets_a_verdict_and_unexplained_naks_are_listed() {
     c.req(SEND_ONLY, 311, Ext::default(), 8);
     let r = c.run(keep());
     let req = flow(&r, A, B, QB);
-    let v: Vec<(u32, &str)> = r.gaps.iter().map(|g| (g.expected_psn, g.verdict)).collect();
+    let v: Vec<(u32, &str)> = r
+        .gaps
+        .iter()
+        .map(|g| (g.expected_psn, g.verdict.name()))
+        .collect();
     assert_eq!(
         v,
         vec![
@@ -965,7 +979,7 @@ fn native_ib_ud_senders_and_qp0() {
     let v: Vec<(&str, u32, u32, u32)> = r
         .gaps
         .iter()
-        .map(|g| (g.verdict, g.expected_psn, g.received_psn, g.missing))
+        .map(|g| (g.verdict.name(), g.expected_psn, g.received_psn, g.missing))
         .collect();
     assert_eq!(v, vec![("ud_unseen", 1004, 1006, 2)]);
     let gaps: u64 = r.flows.iter().map(|f| f.psn.gap_events).sum();
@@ -990,7 +1004,11 @@ fn rocev2_ud_sender_to_two_hosts() {
     }
     c.push(pkt(A, B, 0x99, UD_SEND_ONLY, 58, ud, 32));
     let r = c.run(keep());
-    let v: Vec<(&str, u32)> = r.gaps.iter().map(|g| (g.verdict, g.missing)).collect();
+    let v: Vec<(&str, u32)> = r
+        .gaps
+        .iter()
+        .map(|g| (g.verdict.name(), g.missing))
+        .collect();
     assert_eq!(v, vec![("ud_unseen", 2)]);
     let sends: u64 = r.flows.iter().map(|f| f.messages.send.count).sum();
     let retx: u64 = r.flows.iter().map(|f| f.psn.retransmitted).sum();
@@ -1050,7 +1068,8 @@ fn dscp_and_pcp_per_flow_with_warnings() {
     assert!(
         r.warnings
             .iter()
-            .any(|w| w.contains(&format!("flow {}", data.id)) && w.contains("2 DSCP values")),
+            .any(|w| w.to_string().contains(&format!("flow {}", data.id))
+                && w.to_string().contains("2 DSCP values")),
         "{:?}",
         r.warnings
     );
@@ -1067,8 +1086,9 @@ fn dscp_and_pcp_per_flow_with_warnings() {
     assert!(
         r2.warnings
             .iter()
-            .any(|w| w.contains(&format!("flow {}", d2.id))
-                && w.contains("CNPs to its sender use the data's DSCP 26")),
+            .any(|w| w.to_string().contains(&format!("flow {}", d2.id))
+                && w.to_string()
+                    .contains("CNPs to its sender use the data's DSCP 26")),
         "{:?}",
         r2.warnings
     );

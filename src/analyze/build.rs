@@ -1,14 +1,15 @@
 //! Turning the analyzer's state into a [`Report`] at the end of the capture.
 
-use super::flow::Flow;
+use super::flow::{Flow, PairedBy};
 use super::message::MessageStatus;
 use super::report::*;
 use super::stats::Samples;
 use super::{Analyzer, outcome, two_mut};
+use crate::decode::Transport;
 
 /// A flow's transport, else its peer's (`peer`): a flow of CNPs only has none of its own.
-fn transport_of(f: &Flow, peer: Option<crate::decode::Transport>) -> &'static str {
-    f.transport.or(peer).map_or("CNP", |t| t.name())
+fn transport_of(f: &Flow, peer: Option<Transport>) -> Transport {
+    f.transport.or(peer).unwrap_or(Transport::Cnp)
 }
 
 fn ce_fraction(f: &Flow) -> f64 {
@@ -66,15 +67,15 @@ fn close(a: &mut Analyzer) {
 }
 
 /// A gap's verdict from its story (see [`GapReport::verdict`]).
-fn verdict(g: &GapReport) -> &'static str {
-    if g.space == "ud" {
-        return "ud_unseen";
+fn verdict(g: &GapReport) -> GapVerdict {
+    if g.space == PsnSpace::Ud {
+        return GapVerdict::UdUnseen;
     }
     match (g.retransmission.map(|r| r.trigger), g.nak, g.ack_frame) {
-        (Some("timeout"), _, _) => "timeout_retransmitted",
-        (Some(_), _, _) => "nak_retransmitted",
-        (None, None, Some(_)) => "capture_loss",
-        _ => "unresolved",
+        (Some(RetxTrigger::Timeout), _, _) => GapVerdict::TimeoutRetransmitted,
+        (Some(_), _, _) => GapVerdict::NakRetransmitted,
+        (None, None, Some(_)) => GapVerdict::CaptureLoss,
+        _ => GapVerdict::Unresolved,
     }
 }
 
@@ -122,6 +123,11 @@ fn congestion(f: &Flow, i: usize, g: &Flow, j: usize, window: u64) -> Vec<DirCon
     congestion
 }
 
+/// A flow's peer (index) and how the two were paired: `pairing` sets both at once.
+fn paired(f: &Flow) -> Option<(usize, PairedBy)> {
+    f.peer.map(|j| j as usize).zip(f.paired_by)
+}
+
 /// Connections, one per pair numbered by the lower flow index, and each flow's connection.
 /// Connection ids: each connection numbered in the order of its lower flow index; the
 /// connection of every flow.
@@ -129,7 +135,7 @@ fn connection_ids(flows: &[Flow]) -> Vec<Option<usize>> {
     let mut conn_of = vec![None; flows.len()];
     let mut next = 0;
     for (i, f) in flows.iter().enumerate() {
-        if let Some(j) = f.peer.map(|j| j as usize)
+        if let Some((j, _)) = paired(f)
             && j > i
         {
             conn_of[i] = Some(next);
@@ -140,8 +146,15 @@ fn connection_ids(flows: &[Flow]) -> Vec<Option<usize>> {
     conn_of
 }
 
-/// The report of connection `id` between flows `f` (index `i`) and `g` (index `j > i`).
-fn connection(id: usize, f: &Flow, i: usize, g: &Flow, j: usize, window: u64) -> ConnectionReport {
+/// The report of connection `id` between flows `f` (index `i`) and `g` (index `j > i`), paired
+/// `by`.
+fn connection(
+    id: usize,
+    (f, i): (&Flow, usize),
+    (g, j): (&Flow, usize),
+    by: PairedBy,
+    window: u64,
+) -> ConnectionReport {
     let mut rtt = Samples::default();
     rtt.merge(&f.ack_rtt);
     rtt.merge(&g.ack_rtt);
@@ -157,7 +170,7 @@ fn connection(id: usize, f: &Flow, i: usize, g: &Flow, j: usize, window: u64) ->
             qp: f.key.dest_qp,
         },
         transport: transport_of(f, g.transport),
-        paired_by: f.paired_by.map_or("", |p| p.name()),
+        paired_by: by,
         packets: f.packets + g.packets,
         ack_rtt_ns: rtt.stat(),
         msn: msn_checks(f, i, g, j),
@@ -166,12 +179,7 @@ fn connection(id: usize, f: &Flow, i: usize, g: &Flow, j: usize, window: u64) ->
 }
 
 /// The report of flow `f` (index `i`, connection `conn`, its peer's transport `peer`).
-fn flow_report(
-    i: usize,
-    f: &Flow,
-    conn: Option<usize>,
-    peer: Option<crate::decode::Transport>,
-) -> FlowReport {
+fn flow_report(i: usize, f: &Flow, conn: Option<usize>, peer: Option<Transport>) -> FlowReport {
     let opcodes: CountMap<&'static str> = f
         .opcodes
         .iter()
@@ -216,7 +224,7 @@ fn flow_report(
         qp_error: f.cold().error.map(|e| QpErrorReport {
             frame: e.frame,
             psn: e.psn,
-            status: e.status.name(),
+            status: e.status,
             later_packets: f.cold().after_error,
         }),
         priority: f.prio.report(),
@@ -256,59 +264,44 @@ fn flow_report(
 }
 
 /// Warnings: numbers below that the capture or the options make doubtful.
-fn warnings(a: &Analyzer) -> Vec<String> {
+fn warnings(a: &Analyzer) -> Vec<Warning> {
     let mut warnings = Vec::new();
     if let Some(m) = a.cfg.mtu {
         // FIRST and MIDDLE packets carry exactly one PMTU of payload (IBTA 9.7.1), so a larger
         // one proves the given MTU wrong, and READ PSN reservation with it is wrong too.
         if a.max_first_middle > m {
-            warnings.push(format!(
-                "--mtu {m} contradicts the capture: FIRST/MIDDLE packets carry {} bytes of payload, so READ PSN reservation (and the gaps and retransmissions it implies) is wrong; leave --mtu out to use what the capture shows",
-                a.max_first_middle
-            ));
+            warnings.push(Warning::MtuContradicted {
+                mtu: m,
+                payload: a.max_first_middle,
+            });
         } else if let Some(seen) = a.global_pmtu().filter(|s| *s != m) {
-            warnings.push(format!(
-                "--mtu {m} differs from the path MTU the capture shows ({seen} bytes in FIRST/MIDDLE packets, which carry exactly one path MTU): READ PSN reservation with it (and the gaps and retransmissions it implies) is wrong; leave --mtu out to use what the capture shows"
-            ));
+            warnings.push(Warning::MtuDiffers { mtu: m, seen });
         }
     }
     snap_warnings(a, &mut warnings);
     let negative: u64 = a.flows.iter().map(|f| f.cold().negative_intervals).sum();
     if negative > 0 {
-        let intervals = crate::output::counted(negative, "time interval");
-        warnings.push(format!(
-            "{intervals} negative, left out of the latency statistics (ACK RTT, gap to NAK, NAK or timeout to retransmission, CE to CNP, between CNPs): a frame stamped before the one it answers — the clocks of the capture or of its mirror sessions disagree"
-        ));
+        warnings.push(Warning::NegativeIntervals {
+            intervals: negative,
+        });
     }
-    if let (n @ 1.., [s, t]) = a.multi_session {
-        let flows = crate::output::counted(n, "flow");
-        warnings.push(format!(
-            "{flows} came through two or more mirror sessions (ERSPAN session IDs or VXLAN VNIs, e.g. {s} and {t}): a packet mirrored by both is counted twice, its copy as a retransmission; --encap-session keeps each session's flows apart"
-        ));
+    if let (n @ 1.., sessions) = a.multi_session {
+        warnings.push(Warning::MultiSession { flows: n, sessions });
     }
     let fr = &a.frames;
     if fr.untracked > 0 {
-        let at_least = if fr.flows_dropped_exact {
-            ""
-        } else {
-            "at least "
-        };
-        warnings.push(format!(
-            "{} RoCE frames in {at_least}{} flows beyond --max-flows were not analysed (flows dropped from the table)",
-            fr.untracked, fr.flows_dropped
-        ));
+        warnings.push(Warning::Untracked {
+            frames: fr.untracked,
+            flows: fr.flows_dropped,
+            exact: fr.flows_dropped_exact,
+        });
     }
     let late = a.sink.late_statuses;
     if late > 0 {
-        let what = if late == 1 {
-            "1 message's status".to_string()
-        } else {
-            format!("{late} messages' statuses")
-        };
-        warnings.push(format!(
-            "{what} changed (a fatal NAK) more than {} messages after the message was handed out: the exported messages table keeps the earlier status",
-            super::HELD_MESSAGES
-        ));
+        warnings.push(Warning::LateStatuses {
+            messages: late,
+            held: super::HELD_MESSAGES,
+        });
     }
     for (i, f) in a.flows.iter().enumerate() {
         let cnps = f.peer.map(|j| &a.flows[j as usize].prio);
@@ -317,12 +310,12 @@ fn warnings(a: &Analyzer) -> Vec<String> {
         if let Some(e) = f.cold().error
             && f.cold().after_error > 0
         {
-            warnings.push(format!(
-                "flow {i}: {} packets after the fatal NAK in frame {} ({}) were not analysed: the QP is in the error state",
-                f.cold().after_error,
-                e.frame,
-                e.status.name()
-            ));
+            warnings.push(Warning::AfterFatalNak {
+                flow: i,
+                packets: f.cold().after_error,
+                frame: e.frame,
+                status: e.status,
+            });
         }
     }
     warnings
@@ -331,34 +324,31 @@ fn warnings(a: &Analyzer) -> Vec<String> {
 /// The MSN cross-check of the AETHs flow `f` (index `i`) carries, when it disagrees: the
 /// responder counted another number of request messages than the capture shows (a request the
 /// capture missed whole, or the message a capture-loss gap falls in).
-fn msn_warning(i: usize, f: &Flow, warnings: &mut Vec<String>) {
+fn msn_warning(i: usize, f: &Flow, warnings: &mut Vec<Warning>) {
     if f.msn_checked == 0 || f.msn_delta == f.msn_units {
         return;
     }
-    let requester = f.peer.map_or(String::new(), |j| format!(" of flow {j}"));
-    warnings.push(format!(
-        "flow {i}: its AETH MSNs advance by {} but {} request messages{requester} were reassembled over the same PSNs ({} of {} AETHs disagree): the capture misses request packets (see the gaps) or the responder does not count MSNs per message",
-        f.msn_delta,
-        f.msn_units,
-        f.msn_mismatches,
-        f.msn_checked
-    ));
+    warnings.push(Warning::MsnMismatch {
+        flow: i,
+        requester: f.peer.map(|j| j as usize),
+        msn_delta: f.msn_delta,
+        messages: f.msn_units,
+        mismatched: f.msn_mismatches,
+        checked: f.msn_checked,
+    });
 }
 
 /// Warnings for captures cut by a snap length, and READs whose PSN reservation needed a PMTU
 /// that could not be inferred.
-fn snap_warnings(a: &Analyzer, warnings: &mut Vec<String>) {
+fn snap_warnings(a: &Analyzer, warnings: &mut Vec<Warning>) {
     if a.frames.headers_cut > 0 {
-        warnings.push(format!(
-            "{} frames were cut by the snap length before the end of their transport headers: their PSNs, NAKs and messages are missing, so PSN gaps, retransmissions, NAK counts, message counts and bytes, READ reservations and response matching are uncertain (capture with a snap length of at least 128 bytes)",
-            a.frames.headers_cut
-        ));
+        warnings.push(Warning::HeadersCut {
+            frames: a.frames.headers_cut,
+        });
     }
     let reads: u64 = a.flows.iter().map(|f| f.cold().reads_without_pmtu).sum();
     if reads > 0 && a.cfg.mtu.is_none() && a.global_pmtu().is_none() {
-        warnings.push(format!(
-            "the path MTU could not be inferred (no full FIRST/MIDDLE packets) and {reads} READ requests need it for their PSN reservation: gaps after them are tolerated, not counted; pass --mtu"
-        ));
+        warnings.push(Warning::PmtuUnknown { reads });
     }
 }
 
@@ -393,8 +383,10 @@ fn reports(mut flows: Vec<Flow>, window: u64) -> (Vec<FlowReport>, Vec<Connectio
         let all = &flows[..];
         let build = |j: usize| {
             let g = &all[j];
-            let conn = match (conn_of[j], g.peer.map(|p| p as usize)) {
-                (Some(id), Some(i)) if i < j => Some(connection(id, &all[i], i, g, j, window)),
+            let conn = match (conn_of[j], paired(g)) {
+                (Some(id), Some((i, by))) if i < j => {
+                    Some(connection(id, (&all[i], i), (g, j), by, window))
+                }
                 _ => None,
             };
             (flow_report(j, g, conn_of[j], peer[j]), conn)

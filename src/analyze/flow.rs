@@ -82,7 +82,8 @@ impl std::hash::Hash for FlowKey {
 }
 
 /// How a connection's two flows were found to belong together.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum PairedBy {
     /// Same RoCEv2 UDP source port both ways (the flow-label entropy convention of
     /// `rdma_flow_label_to_udp_sport()`, symmetric in the two QPNs).
@@ -98,7 +99,7 @@ pub enum PairedBy {
 }
 
 impl PairedBy {
-    /// JSON / text name.
+    /// JSON / text name (the serde name).
     pub fn name(self) -> &'static str {
         match self {
             PairedBy::UdpSport => "udp_sport",

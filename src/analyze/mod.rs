@@ -35,6 +35,7 @@ pub mod psn;
 pub mod report;
 pub mod stats;
 pub mod tap;
+pub mod warning;
 
 mod build;
 mod cnp;
@@ -615,14 +616,14 @@ impl Analyzer {
             flow: i,
             frame,
             ts_ns: ts,
-            space: "read_response",
+            space: report::PsnSpace::ReadResponse,
             expected_psn: expected,
             received_psn: psn,
             missing,
             nak: None,
             retransmission: None,
             ack_frame: None,
-            verdict: "unresolved",
+            verdict: report::GapVerdict::Unresolved,
         })
     }
 

@@ -21,7 +21,7 @@ use super::Sink;
 use super::flow::{Flow, MAX_AWAITING, MAX_OUTSTANDING};
 use super::message::{Message, MessageKind, MessageStatus};
 use super::psn::{psn_add, psn_diff, psn_distance};
-use super::report::Retransmission;
+use super::report::{Retransmission, RetxTrigger};
 use crate::decode::Position;
 use std::collections::VecDeque;
 
@@ -368,7 +368,7 @@ pub(super) fn reissue(
             frame,
             ts_ns: ts,
             delay_ns: ts.checked_sub(story.ts_ns),
-            trigger: "read_reissue",
+            trigger: RetxTrigger::ReadReissue,
         });
     }
     Some(why)

@@ -7,6 +7,7 @@
 //! configuration notes, spec/roce.md §6).
 
 use super::report::{CountMap, PriorityReport};
+use super::warning::{PriorityField, Warning};
 
 /// Small value → count table: a flow normally carries one value, kept inline so that the
 /// per-packet path is one compare and one add; further values go to a short list. Used for a
@@ -120,28 +121,32 @@ impl Priority {
 
     /// Warnings about data flow `data` (flow `id`) and, when paired, the CNPs its sender
     /// received (carried by `cnp_flow`).
-    pub fn warnings(id: usize, data: &Priority, cnps: Option<&Priority>, out: &mut Vec<String>) {
-        for (name, c) in [("DSCP", &data.dscp), ("PCP", &data.pcp)] {
+    pub fn warnings(id: usize, data: &Priority, cnps: Option<&Priority>, out: &mut Vec<Warning>) {
+        for (field, c) in [
+            (PriorityField::Dscp, &data.dscp),
+            (PriorityField::Pcp, &data.pcp),
+        ] {
             if c.distinct() > 1 {
-                let list: Vec<String> = c.iter().map(|(v, n)| format!("{v} ({n})")).collect();
-                out.push(format!(
-                    "flow {id}: data packets use {} {name} values: {} (PFC protects one priority)",
-                    c.distinct(),
-                    list.join(", ")
-                ));
+                out.push(Warning::PriorityValues {
+                    flow: id,
+                    field,
+                    values: c.iter().collect(),
+                });
             }
         }
         let Some(cnp) = cnps else { return };
-        for (name, d, c) in [
-            ("DSCP", &data.dscp, cnp.cnp_dscp()),
-            ("PCP", &data.pcp, cnp.cnp_pcp()),
+        for (field, d, c) in [
+            (PriorityField::Dscp, &data.dscp, cnp.cnp_dscp()),
+            (PriorityField::Pcp, &data.pcp, cnp.cnp_pcp()),
         ] {
             if let (Some(a), Some(b)) = (d.single(), c.single())
                 && a == b
             {
-                out.push(format!(
-                    "flow {id}: CNPs to its sender use the data's {name} {a}: the CNP priority is often left unconfigured (CNPs should travel at a higher priority)"
-                ));
+                out.push(Warning::CnpPriority {
+                    flow: id,
+                    field,
+                    value: a,
+                });
             }
         }
     }

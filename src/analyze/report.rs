@@ -2,9 +2,13 @@
 //! Every time is in nanoseconds since the Unix epoch (`*_ts_ns`) or a duration in ns (`*_ns`).
 
 use super::congestion::RateSample;
+use super::flow::PairedBy;
 use super::message::Message;
+use super::message::MessageStatus;
 use super::stats::Stat;
-use crate::decode::Address;
+pub use super::tap::PsnSpace;
+pub use super::warning::Warning;
+use crate::decode::{Address, Transport};
 use serde::Serialize;
 
 /// An address in the JSON report: its text (`10.0.0.1`, `fe80::1`, `LID 3`), written straight
@@ -18,7 +22,8 @@ fn address_text<S: serde::Serializer>(a: &Address, s: S) -> Result<S::Ok, S::Err
 pub struct Report {
     /// Things the user should know that make numbers below doubtful (e.g. a `--mtu` the capture
     /// contradicts).
-    pub warnings: Vec<String>,
+    /// Serialized as their English text (`output::warning`).
+    pub warnings: Vec<Warning>,
     /// Frame counts.
     pub frames: FrameCounts,
     /// ICRC verification counts.
@@ -187,7 +192,7 @@ pub struct QpErrorReport {
     /// Its PSN.
     pub psn: u32,
     /// Status it gave the refused request (`nak_remote_access`, …).
-    pub status: &'static str,
+    pub status: MessageStatus,
     /// Packets of this flow after the NAK, counted but not analysed as a normal exchange.
     pub later_packets: u64,
 }
@@ -373,7 +378,7 @@ pub struct FlowReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<u32>,
     /// `RC`, `UC`, `UD`, `RD`, `XRC`, or `CNP` for a flow of CNPs to an unknown sender.
-    pub transport: &'static str,
+    pub transport: Transport,
     /// RoCEv2 UDP source port of the first packet.
     pub udp_src_port: Option<u16>,
     /// Index of the connection this flow belongs to; `null` when unpaired.
@@ -506,9 +511,9 @@ pub struct ConnectionReport {
     /// Destination of `flows[0]` with its QP.
     pub b: Endpoint,
     /// Transport.
-    pub transport: &'static str,
+    pub transport: Transport,
     /// How the pair was found: `udp_sport`, `psn`, `deth`, `cnp`, `cm`.
-    pub paired_by: &'static str,
+    pub paired_by: PairedBy,
     /// Packets both ways.
     pub packets: u64,
     /// ACK RTT of AckReq requests both ways, ns.
@@ -541,9 +546,65 @@ pub struct Retransmission {
     /// NAK → retransmission, or previous packet → retransmission for a timeout, ns; `None`
     /// when the retransmission is stamped before what it follows.
     pub delay_ns: Option<u64>,
-    /// `nak`, `timeout`, or `read_reissue` (a READ request re-issued from the missing
-    /// response's PSN: the requester's implicit NAK).
-    pub trigger: &'static str,
+    /// `nak`, `timeout`, or `read_reissue`.
+    pub trigger: RetxTrigger,
+}
+
+/// What made the requester send a missing PSN again (IBTA Vol 1 §9.7.5.1.1 NAK, §9.7.6.1.3
+/// local ACK timeout); serialized in snake case (`nak`, `timeout`, `read_reissue`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetxTrigger {
+    /// A PSN-sequence NAK carrying the missing PSN.
+    Nak,
+    /// No NAK before it: the local ACK timeout.
+    Timeout,
+    /// A READ request re-issued from the missing response's PSN: the requester's implicit NAK
+    /// (§9.7.5.1.3).
+    ReadReissue,
+}
+
+impl RetxTrigger {
+    /// JSON / text name (the serde name).
+    pub fn name(self) -> &'static str {
+        match self {
+            RetxTrigger::Nak => "nak",
+            RetxTrigger::Timeout => "timeout",
+            RetxTrigger::ReadReissue => "read_reissue",
+        }
+    }
+}
+
+/// What the capture tells of a gap's missing PSNs (see [`GapReport::verdict`]); serialized in
+/// snake case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GapVerdict {
+    /// Sent again after a PSN-sequence NAK (or a READ re-issue).
+    NakRetransmitted,
+    /// Sent again after the local ACK timeout, no NAK seen.
+    TimeoutRetransmitted,
+    /// No NAK, no retransmission, and a later ACK covers the missing PSNs: they reached the
+    /// responder and the capture missed them.
+    CaptureLoss,
+    /// A UD sender's PSNs not seen here: UD does not retransmit, they may have gone to hosts
+    /// outside the capture.
+    UdUnseen,
+    /// None of the above.
+    Unresolved,
+}
+
+impl GapVerdict {
+    /// JSON / text name (the serde name).
+    pub fn name(self) -> &'static str {
+        match self {
+            GapVerdict::NakRetransmitted => "nak_retransmitted",
+            GapVerdict::TimeoutRetransmitted => "timeout_retransmitted",
+            GapVerdict::CaptureLoss => "capture_loss",
+            GapVerdict::UdUnseen => "ud_unseen",
+            GapVerdict::Unresolved => "unresolved",
+        }
+    }
 }
 
 /// One gap event and its loss story.
@@ -555,8 +616,8 @@ pub struct GapReport {
     pub frame: u64,
     /// Its time.
     pub ts_ns: u64,
-    /// `request` or `read_response` PSN space.
-    pub space: &'static str,
+    /// `request`, `read_response` or `ud` PSN space.
+    pub space: PsnSpace,
     /// Expected PSN (first missing).
     pub expected_psn: u32,
     /// PSN received instead.
@@ -575,5 +636,80 @@ pub struct GapReport {
     /// retransmission, and a later ACK covers the missing PSNs: they reached the responder and
     /// the capture missed them), `ud_unseen` (a UD sender's PSNs not seen here: UD does not
     /// retransmit, they may have gone to hosts outside the capture) or `unresolved`.
-    pub verdict: &'static str,
+    pub verdict: GapVerdict,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON string of `v`, without its quotes.
+    fn json_name<T: Serialize>(v: T) -> String {
+        serde_json::to_string(&v)
+            .unwrap()
+            .trim_matches('"')
+            .to_string()
+    }
+
+    /// Every report enum serializes to the string the report carried before it was typed (the
+    /// names README's report JSON and the Parquet gaps table document), and `name()` agrees.
+    #[test]
+    fn enum_names_are_the_former_strings() {
+        use GapVerdict as V;
+        for (v, s) in [
+            (V::NakRetransmitted, "nak_retransmitted"),
+            (V::TimeoutRetransmitted, "timeout_retransmitted"),
+            (V::CaptureLoss, "capture_loss"),
+            (V::UdUnseen, "ud_unseen"),
+            (V::Unresolved, "unresolved"),
+        ] {
+            assert_eq!((json_name(v), v.name()), (s.to_string(), s));
+        }
+        use RetxTrigger as T;
+        for (v, s) in [
+            (T::Nak, "nak"),
+            (T::Timeout, "timeout"),
+            (T::ReadReissue, "read_reissue"),
+        ] {
+            assert_eq!((json_name(v), v.name()), (s.to_string(), s));
+        }
+        for (v, s) in [
+            (PsnSpace::Request, "request"),
+            (PsnSpace::ReadResponse, "read_response"),
+            (PsnSpace::Ud, "ud"),
+        ] {
+            assert_eq!((json_name(v), v.name()), (s.to_string(), s));
+        }
+        for (v, s) in [
+            (PairedBy::UdpSport, "udp_sport"),
+            (PairedBy::Psn, "psn"),
+            (PairedBy::Cnp, "cnp"),
+            (PairedBy::Cm, "cm"),
+            (PairedBy::Deth, "deth"),
+        ] {
+            assert_eq!((json_name(v), v.name()), (s.to_string(), s));
+        }
+        for (v, s) in [
+            (Transport::Rc, "RC"),
+            (Transport::Uc, "UC"),
+            (Transport::Rd, "RD"),
+            (Transport::Ud, "UD"),
+            (Transport::Cnp, "CNP"),
+            (Transport::Xrc, "XRC"),
+            (Transport::Vendor, "MSP"),
+        ] {
+            assert_eq!((json_name(v), v.name()), (s.to_string(), s));
+        }
+        use MessageStatus as M;
+        for (v, s) in [
+            (M::Ok, "ok"),
+            (M::Incomplete, "incomplete"),
+            (M::NakInvalidRequest, "nak_invalid_request"),
+            (M::NakRemoteAccess, "nak_remote_access"),
+            (M::NakRemoteOp, "nak_remote_op"),
+            (M::NakInvalidRd, "nak_invalid_rd"),
+        ] {
+            assert_eq!((json_name(v), v.name()), (s.to_string(), s));
+        }
+    }
 }

@@ -12,7 +12,7 @@ use super::flow::{Flow, MAX_OPEN_GAPS, MAX_PENDING_ACKS, MAX_UNITS, OpenGap};
 use super::message::{Accept, FethInfo, Message, MessageKind, Piece};
 use super::outcome::{self, Awaiting};
 use super::psn::{PsnVerdict, psn_add, psn_diff, read_psn_span};
-use super::report::{GapReport, Retransmission};
+use super::report::{GapReport, GapVerdict, PsnSpace, Retransmission, RetxTrigger};
 use crate::decode::{Bth, Operation, Transport};
 
 /// One request packet and what the rules need beside it.
@@ -110,14 +110,14 @@ fn gap(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>, expected: u32, missing: u
         flow: r.flow,
         frame: r.frame,
         ts_ns: r.ts,
-        space: "request",
+        space: PsnSpace::Request,
         expected_psn: expected,
         received_psn: r.bth.psn,
         missing,
         nak: None,
         retransmission: None,
         ack_frame: None,
-        verdict: "unresolved",
+        verdict: GapVerdict::Unresolved,
     });
     if f.cold().open_gaps.len() >= MAX_OPEN_GAPS {
         f.cold_mut().open_gaps.pop_front();
@@ -179,8 +179,8 @@ fn behind(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>, prev_ts: u64, advance:
         && let Some(og) = f.cold_mut().open_gaps.remove(k)
     {
         let (from, trigger) = match og.nak_ts {
-            Some(n) => (n, "nak"),
-            None => (prev_ts, "timeout"),
+            Some(n) => (n, RetxTrigger::Nak),
+            None => (prev_ts, RetxTrigger::Timeout),
         };
         if let Some(story) = og.idx.and_then(|k| sink.gaps.get_mut(k)) {
             story.retransmission = Some(Retransmission {

@@ -12,7 +12,9 @@ use crate::decode::AethKind;
 
 /// Which PSN space a [`TapEvent::Psn`] belongs to (IBTA Vol 1 §9.7.1: requests and READ
 /// responses are numbered in separate spaces of one flow).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Serialized in snake case (`request`, `read_response`, `ud`), as a gap's `space`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum PsnSpace {
     /// Request packets (SEND, WRITE, READ request, atomics).
     Request,
@@ -22,6 +24,17 @@ pub enum PsnSpace {
     /// (`analyze::ud`): `Ahead` is PSNs this capture did not see, `Behind` a duplicate (UD never
     /// retransmits).
     Ud,
+}
+
+impl PsnSpace {
+    /// JSON / text name (the serde name).
+    pub fn name(self) -> &'static str {
+        match self {
+            PsnSpace::Request => "request",
+            PsnSpace::ReadResponse => "read_response",
+            PsnSpace::Ud => "ud",
+        }
+    }
 }
 
 /// One analysis event. Times are capture times in ns since the Unix epoch.

@@ -12,7 +12,7 @@ use super::Sink;
 use super::flow::Flow;
 use super::fxhash::FxBuild;
 use super::psn::{PSN_HALF, PsnVerdict, psn_add, psn_distance};
-use super::report::GapReport;
+use super::report::{GapReport, GapVerdict};
 use super::tap::{PsnSpace, TapEvent};
 use crate::decode::Address;
 use std::collections::HashMap;
@@ -70,14 +70,14 @@ impl UdSenders {
                 flow: fi,
                 frame,
                 ts_ns: ts,
-                space: "ud",
+                space: PsnSpace::Ud,
                 expected_psn: *next,
                 received_psn: psn,
                 missing: d,
                 nak: None,
                 retransmission: None,
                 ack_frame: None,
-                verdict: "ud_unseen",
+                verdict: GapVerdict::UdUnseen,
             });
             *next = psn_add(psn, 1);
         } else {

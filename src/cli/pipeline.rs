@@ -183,7 +183,7 @@ pub struct Run {
     source: String,
     /// Warnings about the input itself (a file damaged after some frame), added to the
     /// report's.
-    input_warnings: Vec<String>,
+    input_warnings: Vec<crate::analyze::warning::Warning>,
     /// Analysis marks on the packet lines (`--marks`, `-Y analysis.*`).
     marking: Option<Marking>,
     /// `read -w FILE`: the shown frames, written instead of printed.
@@ -249,7 +249,8 @@ impl Run {
 
     /// Add `w` to the report's warnings (about the input: a file damaged after some frame).
     pub fn warn_input(&mut self, w: String) {
-        self.input_warnings.push(w);
+        self.input_warnings
+            .push(crate::analyze::warning::Warning::Input(w));
     }
 
     /// Name the input (file or interface) in the HTML report's title.

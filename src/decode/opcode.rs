@@ -7,7 +7,9 @@
 use std::fmt;
 
 /// Transport service class: bits 7:5 of the BTH OpCode (IBTA Vol 1 §9.2.1, `ib_pack.h`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Serialized as its [`Transport::name`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "UPPERCASE")]
 pub enum Transport {
     /// Reliable Connected, prefix `0x00`.
     Rc,
@@ -22,6 +24,7 @@ pub enum Transport {
     /// Extended Reliable Connected, prefix `0xA0`.
     Xrc,
     /// Manufacturer-specific opcodes `0xC0`–`0xFF`; never decoded as IBTA.
+    #[serde(rename = "MSP")]
     Vendor,
 }
 

@@ -17,6 +17,7 @@ pub mod summary;
 pub mod text;
 pub mod verbose;
 mod verbose_encap;
+pub mod warning;
 pub mod wrap;
 
 use std::io;

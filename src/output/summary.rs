@@ -7,7 +7,7 @@
 
 use crate::analyze::Report;
 use crate::analyze::message::MessageStatus;
-use crate::analyze::report::{CountBytes, FlowReport, GapReport};
+use crate::analyze::report::{CountBytes, FlowReport, GapReport, GapVerdict, RetxTrigger};
 use crate::analyze::stats::Stat;
 use crate::output::fit::{Cell, Grid, num, right, write_table};
 use owo_colors::OwoColorize;
@@ -291,7 +291,7 @@ fn write_flows(
         let row = |i: usize| {
             let f = order[i];
             let conn = match f.connection {
-                Some(c) => cell_text!("{c} ({})", report.connections[c].paired_by),
+                Some(c) => cell_text!("{c} ({})", report.connections[c].paired_by.name()),
                 None => "unpaired".to_string(),
             };
             let naks = f.naks.psn_seq_err
@@ -312,7 +312,7 @@ fn write_flows(
                 right(f.id),
                 Cell::new(flow_label(f)),
                 Cell::new(cell_text!("{:#08x}", f.dest_qp)),
-                Cell::new(f.transport),
+                Cell::new(f.transport.name()),
                 right(f.packets),
                 right(fmt_bytes(f.payload_bytes)),
                 send,
@@ -646,7 +646,7 @@ fn write_outcomes(report: &Report, out: &mut dyn Write, color: bool) -> io::Resu
                 &format!(
                     "conn {}: QP pair in the error state after the {} NAK in frame {} (PSN {}){}",
                     c.id,
-                    e.status,
+                    e.status.name(),
                     e.frame,
                     e.psn,
                     if later > 0 {
@@ -724,11 +724,11 @@ fn write_unexplained(report: &Report, out: &mut dyn Write, color: bool) -> io::R
 }
 
 /// A gap verdict, in red when nothing explains the gap.
-fn verdict_cell(v: &str) -> Cell {
-    if v == "unresolved" {
-        Cell::new(v).red()
+fn verdict_cell(v: GapVerdict) -> Cell {
+    if v == GapVerdict::Unresolved {
+        Cell::new(v.name()).red()
     } else {
-        Cell::new(v)
+        Cell::new(v.name())
     }
 }
 /// Gap-table columns hidden first when the terminal is narrow (issue 14). The retransmission's
@@ -782,10 +782,13 @@ fn write_gap_table(
                     (
                         r.frame.to_string(),
                         r.delay_ns.map_or("-".into(), fmt_ns),
-                        r.trigger.to_string(),
+                        r.trigger.name().to_string(),
                     )
                 });
-        let after = if rt == "timeout" {
+        let after = if g
+            .retransmission
+            .is_some_and(|r| r.trigger == RetxTrigger::Timeout)
+        {
             Cell::new(rt).red()
         } else {
             Cell::new(rt)
@@ -796,7 +799,7 @@ fn write_gap_table(
             Cell::new(format!("{:#08x}", f.dest_qp)),
             right(g.frame),
             right(format!("{:.6}", super::rel_secs(g.ts_ns, t0))),
-            Cell::new(g.space),
+            Cell::new(g.space.name()),
             right(g.expected_psn),
             right(g.received_psn),
             num(u64::from(g.missing), true),

@@ -193,7 +193,11 @@ fn detail(m: &Model, s: &Screen, height: u16) -> Paragraph<'static> {
             lines.push(Line::from(Span::styled(
                 format!(
                     "gap at frame {}: expected PSN {:#08x}, got {:#08x}, {} missing, {}",
-                    g.frame, g.expected_psn, g.received_psn, g.missing, g.verdict
+                    g.frame,
+                    g.expected_psn,
+                    g.received_psn,
+                    g.missing,
+                    g.verdict.name()
                 ),
                 Style::default().fg(Color::Yellow),
             )));

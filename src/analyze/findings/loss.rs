@@ -2,7 +2,8 @@
 //! §9.7.5.2 AETH syndromes, §9.9.2 the responder's NAKs and the error state they cause).
 
 use super::{Finding, FindingKind, Severity, dur, flow_label, peer};
-use crate::analyze::report::{FlowReport, GapReport, Report};
+use crate::analyze::message::MessageStatus;
+use crate::analyze::report::{FlowReport, GapReport, GapVerdict, Report};
 
 /// Every rule of this family.
 pub(super) fn rules(r: &Report, out: &mut Vec<Finding>) {
@@ -43,21 +44,21 @@ fn fatal_nak(r: &Report, f: &FlowReport) -> Option<Finding> {
         return None;
     }
     let (what, cause, advice) = match e.status {
-        "nak_remote_access" => (
+        MessageStatus::NakRemoteAccess => (
             "remote access error",
             "the responder refused the RETH or atomic address: an rkey that is not (or no longer) \
              registered, an address outside the memory region, or access rights missing",
             "check the rkey / address the requester uses against the responder's ibv_reg_mr \
              (IBV_ACCESS_REMOTE_WRITE / READ / ATOMIC) and that the region was not deregistered",
         ),
-        "nak_invalid_request" => (
+        MessageStatus::NakInvalidRequest => (
             "invalid request",
             "the responder cannot execute the request: an opcode its QP does not allow, a \
              message longer than its receive buffer or the port's max message size",
             "check the QP's access flags (ibv_modify_qp qp_access_flags), receive buffer sizes \
              and max_rd_atomic / max_dest_rd_atomic",
         ),
-        "nak_remote_op" => (
+        MessageStatus::NakRemoteOp => (
             "remote operational error",
             "the responder hit an error executing the request (a local protection or DMA error \
              on its side)",
@@ -141,7 +142,7 @@ fn rnr(r: &Report, f: &FlowReport) -> Option<Finding> {
 }
 
 /// The gaps (of one flow) whose verdict is one of `verdicts`.
-fn with_verdict<'r>(gaps: &[&'r GapReport], verdicts: &[&str]) -> Vec<&'r GapReport> {
+fn with_verdict<'r>(gaps: &[&'r GapReport], verdicts: &[GapVerdict]) -> Vec<&'r GapReport> {
     gaps.iter()
         .copied()
         .filter(|g| verdicts.contains(&g.verdict))
@@ -153,7 +154,11 @@ fn with_verdict<'r>(gaps: &[&'r GapReport], verdicts: &[&str]) -> Vec<&'r GapRep
 fn packet_loss(f: &FlowReport, gaps: &[&GapReport], after: &[u64]) -> Option<Finding> {
     let g = with_verdict(
         gaps,
-        &["nak_retransmitted", "timeout_retransmitted", "unresolved"],
+        &[
+            GapVerdict::NakRetransmitted,
+            GapVerdict::TimeoutRetransmitted,
+            GapVerdict::Unresolved,
+        ],
     );
     if g.is_empty() && after.is_empty() {
         return None;
@@ -224,7 +229,7 @@ fn packet_loss(f: &FlowReport, gaps: &[&GapReport], after: &[u64]) -> Option<Fin
 
 /// `capture_loss`: gaps that a later ACK covers with no NAK or retransmission in between.
 fn capture_loss(r: &Report, f: &FlowReport, gaps: &[&GapReport]) -> Option<Finding> {
-    let g = with_verdict(gaps, &["capture_loss"]);
+    let g = with_verdict(gaps, &[GapVerdict::CaptureLoss]);
     let first = g.first()?;
     let missing: u64 = g.iter().map(|g| u64::from(g.missing)).sum();
     let cut = r.frames.headers_cut;

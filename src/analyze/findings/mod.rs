@@ -15,6 +15,7 @@ pub mod loss;
 pub mod retry;
 
 use super::report::{FlowReport, Report};
+use crate::decode::Transport;
 use serde::Serialize;
 use std::fmt;
 
@@ -309,7 +310,7 @@ pub fn flow_label(f: &FlowReport) -> String {
 
 /// Whether the flow's transport is acknowledged (and so retransmits).
 pub fn reliable(f: &FlowReport) -> bool {
-    matches!(f.transport, "RC" | "XRC" | "RD")
+    matches!(f.transport, Transport::Rc | Transport::Xrc | Transport::Rd)
 }
 
 /// The reverse flow of `f` in its connection.

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use anyhow::Result;
 
 use crate::analyze::Report;
-use crate::analyze::report::FlowReport;
+use crate::analyze::report::{FlowReport, GapVerdict, RetxTrigger};
 use crate::analyze::stats::Stat;
 use crate::output::plot::{self, Kind, Options, Trace};
 use crate::output::summary::fmt_ns;
@@ -96,7 +96,7 @@ fn flows_table(report: &Report) -> HtmlTable {
             text(f.src.to_string()),
             text(f.dst.to_string()),
             keyed(format!("{:#08x}", f.dest_qp), Some(f64::from(f.dest_qp))),
-            text(f.transport),
+            text(f.transport.name()),
             num(f.packets, false),
             num(f.payload_bytes, false),
             num(msgs, false),
@@ -142,8 +142,8 @@ fn connections_table(report: &Report) -> HtmlTable {
             keyed(format!("{:#08x}", c.a.qp), Some(f64::from(c.a.qp))),
             text(c.b.addr.to_string()),
             keyed(format!("{:#08x}", c.b.qp), Some(f64::from(c.b.qp))),
-            text(c.transport),
-            text(c.paired_by),
+            text(c.transport.name()),
+            text(c.paired_by.name()),
             num(c.packets, false),
             stat_cell(&c.ack_rtt_ns, |s| s.min),
             stat_cell(&c.ack_rtt_ns, |s| s.median),
@@ -175,17 +175,17 @@ fn gaps_table(report: &Report) -> HtmlTable {
     for g in &report.gaps {
         let mut story = match (g.verdict, g.ack_frame) {
             // The text report's verdict, in words: a capture loss is no network loss.
-            ("capture_loss", Some(a)) => format!(
+            (GapVerdict::CaptureLoss, Some(a)) => format!(
                 "not lost on the network: the capture missed PSN {} (the ACK in frame {a} covers it)",
                 g.expected_psn
             ),
-            ("ud_unseen", _) => format!(
+            (GapVerdict::UdUnseen, _) => format!(
                 "PSN {} not seen here (UD does not retransmit; it may have gone to a host outside the capture)",
                 g.expected_psn
             ),
             _ => format!("PSN {} missing", g.expected_psn),
         };
-        if g.verdict != "capture_loss" {
+        if g.verdict != GapVerdict::CaptureLoss {
             loss_story(&mut story, g);
         }
         let rel = crate::output::rel_secs(g.ts_ns, base);
@@ -193,11 +193,11 @@ fn gaps_table(report: &Report) -> HtmlTable {
             num(g.flow as u64, false),
             num(g.frame, false),
             keyed(format!("{rel:.6} s"), Some(rel)),
-            text(g.space),
+            text(g.space.name()),
             num(u64::from(g.expected_psn), false),
             num(u64::from(g.received_psn), false),
             num(u64::from(g.missing), true),
-            flagged(g.verdict, g.verdict == "unresolved"),
+            flagged(g.verdict.name(), g.verdict == GapVerdict::Unresolved),
             text(story),
         ]);
     }
@@ -229,7 +229,7 @@ fn loss_story(story: &mut String, g: &crate::analyze::report::GapReport) {
                 r.frame,
                 r.delay_ns
                     .map_or("stamped before".into(), |d| format!("{} after", fmt_ns(d))),
-                if r.trigger == "nak" {
+                if r.trigger == RetxTrigger::Nak {
                     "NAK"
                 } else {
                     "previous packet (timeout)"
@@ -325,7 +325,7 @@ pub fn render(report: &Report, trace: &Trace, name: &str) -> Result<String> {
         report.pmtu.map_or("unknown".into(), |m| m.to_string())
     );
     for w in &report.warnings {
-        let _ = writeln!(o, "<p class=\"warn\">warning: {}</p>", esc(w));
+        let _ = writeln!(o, "<p class=\"warn\">warning: {}</p>", esc(&w.to_string()));
     }
     section(&mut o, "Flows", &flows_table(report), "No RoCE flows.");
     section(

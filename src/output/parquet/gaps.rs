@@ -40,12 +40,12 @@ columns! {
     retransmission_frame: UInt64Array = DataType::UInt64, true, only RETX,
         |g| g.retransmission.map(|r| r.frame);
     retransmission_trigger: Texts = DataType::Utf8, true, only RETX,
-        |g| g.retransmission.map(|r| r.trigger);
+        |g| g.retransmission.map(|r| r.trigger.name());
     retransmission_ts_ns: UInt64Array = DataType::UInt64, true, only RETX,
         |g| g.retransmission.map(|r| r.ts_ns);
-    space: Texts = DataType::Utf8, false, |g| Some(g.space);
+    space: Texts = DataType::Utf8, false, |g| Some(g.space.name());
     ts_ns: UInt64Array = DataType::UInt64, false, |g| Some(g.ts_ns);
-    verdict: Texts = DataType::Utf8, false, |g| Some(g.verdict);
+    verdict: Texts = DataType::Utf8, false, |g| Some(g.verdict.name());
 }
 
 /// The `gaps` table's Arrow schema: `capture`, `host`, then the gap's columns.
