@@ -354,9 +354,8 @@ fn snap_warnings(a: &Analyzer, warnings: &mut Vec<Warning>) {
 
 /// Flows whose reports are built at a time (by the threads of the pool the build runs in, if
 /// any) before their state is given back to the allocator. While a stretch is built, its flows,
-/// its reports as collected and their copies in the report are all held: with 1,024 flows a
-/// stretch that was 2.5 MB over the analysis' own peak under QPN spraying (16,384 flows, 2
-/// threads, RSS read after each stretch); with 256 the build stays below it.
+/// its reports as collected and their copies in the report are all held: small enough that the
+/// build stays below the analysis' own peak under QPN spraying (docs/perf.md).
 const FLOWS_RELEASED: usize = 256;
 
 /// The flows' and the connections' reports, in flow and connection order. The flow table is

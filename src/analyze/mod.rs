@@ -25,7 +25,6 @@ pub mod congestion;
 pub mod evidence;
 pub mod findings;
 pub mod flow;
-pub mod fxhash;
 pub mod live;
 pub mod marks;
 pub mod message;
@@ -48,11 +47,11 @@ mod ud;
 
 use crate::decode::{Address, ExtKind, Frame, IcrcStatus, Operation, Position, Transport};
 use flow::{Flow, FlowKey};
-use fxhash::FxBuild;
 use message::{Message, MessageStatus};
 use pairing::{IdxSet, Unpaired};
 use report::{GapReport, MalformedFrame, UnexplainedNak};
-use std::collections::{HashMap, HashSet, VecDeque};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::VecDeque;
 
 pub use report::Report;
 pub use seen::{Ext, Packet, Seen};
@@ -174,7 +173,7 @@ pub struct Analyzer {
     /// Flow of the previous RoCE packet.
     last_flow: Option<u32>,
     /// (src, dst) → flows with that source and destination.
-    hosts: HashMap<(Address, Address), Vec<u32>, FxBuild>,
+    hosts: FxHashMap<(Address, Address), Vec<u32>>,
     /// FIRST/MIDDLE payload sizes seen: 256, 512, 1024, 2048, 4096.
     pmtu_seen: [u64; 5],
     /// Largest FIRST/MIDDLE payload seen, bytes: a lower bound on the real path MTU.
@@ -185,16 +184,16 @@ pub struct Analyzer {
     /// CM REQs awaiting their REP: (comm ID, REQ source, REQ destination, active QPN).
     cm_reqs: VecDeque<(u32, Address, Address, u32)>,
     /// Flow pairs announced by CM REQ/REP whose flows may not exist yet.
-    cm_pairs: HashMap<FlowKey, FlowKey, FxBuild>,
+    cm_pairs: FxHashMap<FlowKey, FlowKey>,
     /// 64-bit digests of the keys of flows dropped because the table was full (at most
     /// `table::MAX_DROPPED_KEYS`), to count each once.
-    dropped: HashSet<u64, FxBuild>,
+    dropped: FxHashSet<u64>,
     /// Unpaired flows by (source, destination), and those of them with an unanswered CE mark:
     /// the CNP attribution's candidates, found in O(1) instead of scanning every flow between
     /// the two hosts for every CNP (which made a CNP flood over many flows quadratic).
-    unpaired: HashMap<(Address, Address), Unpaired, FxBuild>,
+    unpaired: FxHashMap<(Address, Address), Unpaired>,
     /// Unpaired flows by (source, destination, DETH source QP): UD senders a CNP may name.
-    unpaired_ud: HashMap<(Address, Address, u32), IdxSet, FxBuild>,
+    unpaired_ud: FxHashMap<(Address, Address, u32), IdxSet>,
     /// Flows whose frames came through two or more mirror sessions (ERSPAN session IDs, VXLAN
     /// VNIs), where copies of one packet are counted twice (see the report's warnings), and
     /// the first two sessions of the first such flow.
@@ -255,7 +254,7 @@ impl Analyzer {
             flows: Vec::new(),
             index: table::FlowIndex::default(),
             last_flow: None,
-            hosts: HashMap::default(),
+            hosts: FxHashMap::default(),
             pmtu_seen: [0; 5],
             max_first_middle: 0,
             sink: Sink {
@@ -265,10 +264,10 @@ impl Analyzer {
             },
             ud: ud::UdSenders::default(),
             cm_reqs: VecDeque::new(),
-            cm_pairs: HashMap::default(),
-            dropped: HashSet::default(),
-            unpaired: HashMap::default(),
-            unpaired_ud: HashMap::default(),
+            cm_pairs: FxHashMap::default(),
+            dropped: FxHashSet::default(),
+            unpaired: FxHashMap::default(),
+            unpaired_ud: FxHashMap::default(),
             multi_session: (0, [0; 2]),
         }
     }

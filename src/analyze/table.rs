@@ -1,11 +1,15 @@
 //! Cross-connection work: the flow table and its limit (`AnalyzeConfig::max_flows`), with the
 //! count of distinct flows dropped past it.
+//!
+//! The flow table and the analyzer's other per-packet maps hash with rustc's Fx hash
+//! (`rustc-hash`: a multiply-rotate hash, several times faster than SipHash on these small
+//! keys). Flow keys come from captured packets, so a hostile capture could force collisions:
+//! the tables stay correct, only slower, and `max_flows` bounds their size.
 
 use std::hash::BuildHasher;
 
 use super::Analyzer;
 use super::flow::{Flow, FlowKey, PairedBy};
-use super::fxhash::FxBuild;
 use super::seen::Packet;
 
 /// Flow key → index in the flow table: a hash table of 4-byte indices whose keys are read from
@@ -18,7 +22,7 @@ pub(super) struct FlowIndex {
 
 impl FlowIndex {
     fn hash(key: &FlowKey) -> u64 {
-        FxBuild::default().hash_one(key)
+        rustc_hash::FxBuildHasher.hash_one(key)
     }
 
     /// The index of `key`'s flow in `flows`.

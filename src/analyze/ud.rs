@@ -10,17 +10,16 @@
 
 use super::Sink;
 use super::flow::Flow;
-use super::fxhash::FxBuild;
 use super::psn::{PSN_HALF, PsnVerdict, psn_add, psn_distance};
 use super::report::{GapReport, GapVerdict};
 use super::tap::{PsnSpace, TapEvent};
 use crate::decode::Address;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Next expected PSN of each UD sender, bounded to `cap` senders.
 #[derive(Debug, Default)]
 pub struct UdSenders {
-    next: HashMap<(Address, u32), u32, FxBuild>,
+    next: FxHashMap<(Address, u32), u32>,
 }
 
 impl UdSenders {

@@ -4,9 +4,8 @@
 //!
 //! rayon's own idle threads fall asleep soon after they find no job, and a job pushed then
 //! waits for a wake-up: with one rayon job per batch of records, the calling thread, finding
-//! the jobs still queued, ran 87–90 % of the batches itself (`read -q --threads 2`, the
-//! 1M-packet and mixed benchmark traces, 2 cores). A decoder here looks again for
-//! `SPIN` (500 µs) after each piece of work or wake-up before it waits.
+//! the jobs still queued, ran most of the batches itself (docs/perf.md). A decoder here looks
+//! again for `SPIN` (500 µs) after each piece of work or wake-up before it waits.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

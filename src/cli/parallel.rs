@@ -16,11 +16,9 @@
 //! A decoder with nothing to do looks again for a while before it waits to be woken
 //! ([`super::crew`]). When each batch was a rayon job of its own, the other threads fell
 //! asleep between batches and took a wake-up to come back, so the calling thread, finding the
-//! jobs still queued, ran 87–90 % of them itself (`read -q --threads 2`, 1M-packet and mixed traces):
-//! 0.10 and 0.16 s, medians of 11 interleaved runs; with decoders that stay awake, 0.09 and
-//! 0.14 s. (Before that, batches went out in windows, and each window ended with every thread
-//! waiting for its slowest batch: 0.16–0.19 s on the 1M-packet trace, with 1,100 context
-//! switches; and while the calling thread walked every batch itself, the others waited for it.)
+//! jobs still queued, ran most of them itself. (Before that, batches went out in windows, and
+//! each window ended with every thread waiting for its slowest batch; and while the calling
+//! thread walked every batch itself, the others waited for it.) Measurements: docs/perf.md.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -41,20 +39,15 @@ const BATCH: usize = 2048;
 
 /// Records per batch when the decoded frames (as [`Seen`], 200 bytes each) feed the analysis (a
 /// report was asked for): small batches keep them in the caches between the thread that decodes
-/// them and the one that analyses them, and few of them in memory (`read -q` on the 1M-packet
-/// benchmark trace, 2 threads, when frames were handed over whole: 0.21 s with 2048, 0.15 s
-/// with 256; peak RSS 41 → 14 MB).
+/// them and the one that analyses them, and few of them in memory (docs/perf.md).
 const ANALYSIS_BATCH: usize = 256;
 
 /// Batches out at a time, per thread, when no report is asked for. Their formatted lines are
-/// held until written: `read -V --threads 2` on a 200k-packet trace peaks at 32 MB with 4, 49 MB
-/// with 8, in the same time.
+/// held until written: more batches cost memory, not time (docs/perf.md).
 const PER_THREAD: usize = 4;
 
-/// Batches out at a time, per thread, when the frames feed the analysis: few of them in memory.
-/// QPN spraying at the default `--max-flows` (4M packets, 2 threads) peaks at 31.5 MiB with 3,
-/// 31.7 with 4 and 32.6 with 8 (31.1 with `--threads 1`); `read -q` on the 1M-packet trace
-/// takes 0.14 s with 3 or 4, 0.13 s with 8.
+/// Batches out at a time, per thread, when the frames feed the analysis: few of them in memory
+/// (docs/perf.md).
 const ANALYSIS_PER_THREAD: usize = 3;
 
 /// Most bytes of the file spanned by the batches out at a time (a batch's records and the
@@ -63,8 +56,7 @@ const IN_FLIGHT_BYTES: usize = 16 << 20;
 
 /// [`IN_FLIGHT_BYTES`] with a filter (`-f`): the records it rejects between those of a batch
 /// stay mapped with them until the batch is analysed, so batches span less of the file
-/// (`read -q --threads 2 -f "udp[19] = 0"`, 1 in 256 records, on a 3M-packet trace: peak RSS
-/// 45.5 MB when a batch walked until it had 256 records; --threads 1: 9.3 MB).
+/// (docs/perf.md).
 const FILTERED_IN_FLIGHT_BYTES: usize = 4 << 20;
 
 /// Why the parallel loop stopped.

@@ -18,15 +18,13 @@
 use std::collections::VecDeque;
 use std::collections::hash_map::Entry;
 
+use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use super::packet::{Content, Observation};
 use super::plan::{LinkPlan, Plan, Side};
 use super::stats::DelayStats;
 use super::survey::{DirCache, Directions, Survey};
-use crate::analyze::fxhash::FxBuild;
-
-type FxMap<K, V> = std::collections::HashMap<K, V, FxBuild>;
 
 /// Most lost, missed and corrupted packets listed each; the per-link counts stay complete.
 pub const MAX_LISTED: usize = 10_000;
@@ -118,7 +116,7 @@ pub struct Matcher<'a> {
     /// Per capture: first and last RoCE time on the reference clock, ns.
     spans: Vec<(i64, i64)>,
     theta: Vec<i64>,
-    pending: FxMap<Key, Slot>,
+    pending: FxHashMap<Key, Slot>,
     queue: VecDeque<(i64, Key)>,
     /// Per link.
     pub tallies: Vec<LinkTally>,
@@ -168,7 +166,7 @@ impl<'a> Matcher<'a> {
             window: window_ns,
             spans,
             theta,
-            pending: FxMap::default(),
+            pending: FxHashMap::default(),
             queue: VecDeque::new(),
             tallies,
             lists: Lists::default(),

@@ -3,8 +3,8 @@
 
 use std::hash::Hasher;
 
-use crate::analyze::fxhash::FxHasher;
 use crate::decode::{Address, Frame};
+use rustc_hash::FxHasher;
 
 /// The parts of a packet that identify it across hops: addresses and the BTH fields that a
 /// switch or router never rewrites (IBTA Vol 1 §9.2; the variant fields TTL/hop limit, ECN,

@@ -1,14 +1,13 @@
 //! From the survey to a matching plan: clock offsets, and for every direction seen by two or
 //! more captures, which capture is upstream of which (the links).
 
+use rustc_hash::FxHashMap;
+
 use super::clock::{
     Deltas, Offset, Oriented, PairEstimate, chain_offsets, orient_two_way, pair_estimate,
     reference, shared_deltas,
 };
 use super::survey::{DirId, Survey};
-use crate::analyze::fxhash::FxBuild;
-
-type FxMap<K, V> = std::collections::HashMap<K, V, FxBuild>;
 
 /// Which end of a link a capture is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,13 +57,13 @@ pub struct Plan {
     pub single: Vec<(DirId, usize)>,
 }
 
-type Orientations = FxMap<(usize, usize, DirId), (Deltas, Oriented)>;
+type Orientations = FxHashMap<(usize, usize, DirId), (Deltas, Oriented)>;
 
 /// Build the plan (see the module doc); `window_ns` is the margin of unsampled links.
 pub fn plan(s: &Survey, window_ns: i64) -> Plan {
     let n = s.captures.len();
-    let mut shared = FxMap::default();
-    let mut orient: Orientations = FxMap::default();
+    let mut shared = FxHashMap::default();
+    let mut orient: Orientations = FxHashMap::default();
     let mut pairs = Vec::new();
     for i in 0..n {
         for j in i + 1..n {
@@ -105,7 +104,7 @@ fn theta(offsets: &[Option<Offset>], c: usize) -> i64 {
 /// Directions a pair shares one way only: the capture that sees them first once the clocks
 /// are aligned is upstream.
 fn orient_one_way(
-    shared: &FxMap<(usize, usize), Vec<(DirId, Deltas)>>,
+    shared: &FxHashMap<(usize, usize), Vec<(DirId, Deltas)>>,
     offsets: &[Option<Offset>],
     orient: &mut Orientations,
 ) {

@@ -4,11 +4,8 @@
 //! smallest delay recorded in its bucket, a value that occurred), and the delay's course over
 //! time in a fixed number of intervals.
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
-
-use crate::analyze::fxhash::FxBuild;
-
-type FxMap<K, V> = std::collections::HashMap<K, V, FxBuild>;
 
 /// Sub-bucket bits: 2^16 sub-buckets per power of two.
 const SUB_BITS: u32 = 16;
@@ -93,7 +90,7 @@ pub struct DelaySummary {
 /// Running delay statistics.
 pub struct DelayStats {
     /// Bucket → (count, smallest value in it).
-    hist: FxMap<i32, (u64, i64)>,
+    hist: FxHashMap<i32, (u64, i64)>,
     n: u64,
     min: i64,
     max: i64,
@@ -107,7 +104,7 @@ impl DelayStats {
     pub fn new(start: i64, end: i64) -> DelayStats {
         let span = (end - start).max(0) + 1;
         DelayStats {
-            hist: FxMap::default(),
+            hist: FxHashMap::default(),
             n: 0,
             min: i64::MAX,
             max: i64::MIN,

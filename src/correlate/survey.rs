@@ -13,13 +13,11 @@ use std::collections::BinaryHeap;
 use std::collections::hash_map::Entry;
 
 use anyhow::Result;
+use rustc_hash::FxHashMap;
 
 use super::packet::Observation;
 use super::reader::CaptureReader;
-use crate::analyze::fxhash::FxBuild;
 use crate::decode::Address;
-
-type FxMap<K, V> = std::collections::HashMap<K, V, FxBuild>;
 
 /// Index of a direction (source → destination host) in [`Directions`].
 pub type DirId = u32;
@@ -35,7 +33,7 @@ pub const SAMPLE_PER_DIRECTION: usize = 4096;
 /// first appearance.
 #[derive(Default)]
 pub struct Directions {
-    ids: FxMap<(Address, Address), DirId>,
+    ids: FxHashMap<(Address, Address), DirId>,
     /// The (source, destination) of each direction.
     pub list: Vec<(Address, Address)>,
 }
@@ -102,7 +100,7 @@ impl DirCache {
 #[derive(Default)]
 pub struct Sample {
     /// Sampled packets by hash: first capture time (ns) and number of copies with that hash.
-    pub map: FxMap<u64, (u64, u32)>,
+    pub map: FxHashMap<u64, (u64, u32)>,
     heap: BinaryHeap<u64>,
 }
 
@@ -151,7 +149,7 @@ pub struct CaptureSurvey {
     /// See `first_ns`.
     pub last_ns: Option<u64>,
     /// Per direction seen.
-    pub dirs: FxMap<DirId, DirSurvey>,
+    pub dirs: FxHashMap<DirId, DirSurvey>,
     /// Whether a RoCE packet's time has digits below the µs (else the capture's timestamps
     /// are µs, as tcpdump writes by default, and delays are known to ± 1 µs only).
     pub sub_us: bool,
@@ -190,7 +188,7 @@ pub fn survey(readers: Vec<CaptureReader>, files: &[String]) -> Result<Survey> {
     let mut captures = Vec::with_capacity(files.len());
     for r in local {
         let (mut c, dirs) = r?;
-        let mut global = FxMap::default();
+        let mut global = FxHashMap::default();
         // In order of first appearance in the file, so that numbering is reproducible.
         let mut local: Vec<(DirId, DirSurvey)> = c.dirs.drain().collect();
         local.sort_unstable_by_key(|(d, _)| *d);

@@ -4,10 +4,10 @@
 //! no CTS payload was captured. State is per connection and per data QP only: at most
 //! [`MAX_PENDING`] CTS entries and [`MAX_STEPS_KEPT`] steps are kept per connection.
 
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 
 use super::cts::{self, CtsEntry, ImmOrder, Layout, Protocol};
-use crate::analyze::fxhash::FxBuild;
 use crate::decode::{Address, Ecn, RocePacket};
 
 /// Most CTS entries outstanding per connection: NCCL's FIFO has 256 slots of 8 receives.
@@ -313,10 +313,10 @@ pub struct Tracker {
     pub conns: Vec<Conn>,
     /// Packet counts.
     pub counts: Counts,
-    by_cts: HashMap<(Address, Address, u32), usize, FxBuild>,
-    by_rkey: HashMap<(Address, Address, u32), Vec<usize>, FxBuild>,
-    by_pair: HashMap<Pair, Vec<usize>, FxBuild>,
-    qps: HashMap<(Address, Address, u32), DataQp, FxBuild>,
+    by_cts: FxHashMap<(Address, Address, u32), usize>,
+    by_rkey: FxHashMap<(Address, Address, u32), Vec<usize>>,
+    by_pair: FxHashMap<Pair, Vec<usize>>,
+    qps: FxHashMap<(Address, Address, u32), DataQp>,
 }
 
 impl Tracker {

@@ -18,8 +18,8 @@ const SUMMARY_GAPS: usize = 50;
 
 /// `format!` into a string made with room for a report cell (32 bytes): `format!` starts an
 /// empty one when the format begins with an argument, and grows it two or three times for a
-/// cell like `10.0.0.1 → 10.0.0.2` (the report of a capture of 7,832 flows formats about
-/// 100,000 such cells: its report 354.3M -> 326.3M instructions, callgrind).
+/// cell like `10.0.0.1 → 10.0.0.2`, and a report of thousands of flows formats a hundred
+/// thousand such cells (docs/perf.md).
 macro_rules! cell_text {
     ($($arg:tt)*) => {{
         let mut s = String::with_capacity(32);
@@ -203,9 +203,8 @@ pub fn write_summary_fit(
 
 /// Most flows whose report's later sections are written into memory in parallel: a larger
 /// report, up to a full flow table (`--max-flows`, 16,384 by default), is written in order as
-/// it is made, so that its text adds nothing to the peak memory (QPN spraying at the default
-/// `--max-flows`, whose report phase is the run's peak, peaked 0.45 MB higher with those
-/// sections in memory).
+/// it is made, so that its text adds nothing to the peak memory (under QPN spraying the report
+/// phase is the run's peak; docs/perf.md).
 const PARALLEL_FLOWS: usize = 8192;
 
 /// A section of the summary: the report, where to write, colour, the terminal width.

@@ -27,29 +27,20 @@ use crate::decode::LinkType;
 /// (`MAXIMUM_SNAPLEN`, 262144 bytes); longer records are left to libpcap to report.
 const MAX_CAPLEN: u32 = 262_144;
 
-/// Bytes walked between two releases of the walked pages. QPN spraying's peak RSS (4M packets,
-/// 16,384 flows, 2 threads): 30.5–30.6 MiB with 256 KiB, 31.2–31.4 with 1 MiB; the cost, one
-/// `madvise` (and, with 2 threads, a TLB shootdown) per 256 KiB: `read -q --threads 2` on the
-/// 1M-packet trace 3 ms slower in median of 21 interleaved runs.
+/// Bytes walked between two releases of the walked pages: smaller keeps the resident set
+/// smaller, at the cost of one `madvise` (and, with 2 threads, a TLB shootdown) per release
+/// (measurements: docs/perf.md).
 const RELEASE_EVERY: usize = 1 << 18;
 
 /// [`RELEASE_EVERY`] once records are located in windows (the parallel reader): each release
-/// then interrupts the other threads to flush their TLBs (`smp_call_function_many_cond` and
-/// the IPIs' `native_write_msr`, 6–7 % of `read -q --threads 2`'s samples on the 500k-frame
-/// mixed trace with 256 KiB). With 512 KiB (`perf stat -r 11`, two rounds): the mixed trace
-/// 0.140–0.143 → 0.132–0.133 s, the 1M-packet trace 0.097–0.098 → 0.089–0.090 s; QPN
-/// spraying's peak RSS (4M packets, 2 threads) 30.0 → 31.0 MiB (the target is under 32).
-/// With 1 MiB it peaked at 31.4–31.6 MiB.
+/// then interrupts the other threads to flush their TLBs, so releases are rarer, while QPN
+/// spraying's peak RSS stays under its 32 MiB target (docs/perf.md).
 pub(super) const WINDOW_RELEASE_EVERY: usize = 1 << 19;
 
 /// How far ahead of the walk (bytes) the parallel reader has the file's pages mapped
 /// (`MADV_POPULATE_READ`, Linux 5.14) outside the walk, which otherwise takes a page fault for
-/// each stretch of pages it reaches first (with the releases behind the walk, a quarter of the
-/// walking thread's time on the 500k-frame mixed trace, `perf`, 2 threads, when that thread
-/// also analysed). Populated pages count as resident: kept short. Read one record at a time,
-/// the walk populates them itself (`read -q` on one core, 500k-frame mixed trace: page faults
-/// 15,394 → 10,275, the rest the analysis' heap; 0.153–0.159 → 0.147–0.150 s in interleaved
-/// `perf stat -r 15` rounds; QPN spraying's peak 29.3 → 30.1 MiB).
+/// each stretch of pages it reaches first. Populated pages count as resident: kept short. Read
+/// one record at a time, the walk populates them itself (docs/perf.md).
 const POPULATE_AHEAD: usize = 1 << 19;
 
 /// Bytes populated at a time.
@@ -65,12 +56,9 @@ const SEQUENTIAL_LAG: usize = 1 << 18;
 /// How far ahead of the walk (bytes) the file is prefetched, every cache line of it: the walk
 /// reads one header per record, each in a line not yet in the caches (the parallel reader walks
 /// alone, ahead of the threads that read the records' bytes), and where the next headers lie is
-/// known only once the records before them are read. Prefetching one line 1 KiB ahead per
-/// record left most headers to miss (`parse_pcap_frame` 8–15 % of `read -q --threads 2` on the
-/// 500k-frame mixed trace, `perf`); every line up to 2 KiB ahead: 1.4–3 %, and of 21
-/// interleaved runs 26 ms faster in median (20 of 21); the 1M-packet trace, whose records are
-/// short, unchanged. 4 KiB ahead was slower than 2 KiB (the lines are evicted before they are
-/// read).
+/// known only once the records before them are read. One line per record left most headers
+/// to miss; 4 KiB ahead was slower than 2 KiB (the lines are evicted before they are read;
+/// docs/perf.md).
 const PREFETCH_AHEAD: usize = 2048;
 
 /// Bytes per cache line, the prefetch step.
@@ -525,7 +513,7 @@ impl MappedFile {
 
     /// While records are read one at a time, the walk maps the pages ahead of it itself, one
     /// `MADV_POPULATE_READ` per `POPULATE_CHUNK` (256 KiB) instead of a page fault every few
-    /// pages (15,394 faults for the 322 MB of the 500k-frame mixed trace).
+    /// pages.
     fn populate_sequential(&mut self) {
         if !self.windows.is_empty() {
             return;

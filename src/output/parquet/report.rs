@@ -20,7 +20,6 @@
 //! written while the capture is read, with fixed columns named and typed by these rules but
 //! present in every file: [`super::messages`].)
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -32,7 +31,6 @@ use serde::Serialize;
 
 use super::flat::{FlatError, Leaf, flatten};
 use super::{Constants, table_batch, table_schema};
-use crate::analyze::fxhash::FxBuild;
 
 /// What a column's values turned out to be, widened as rows are seen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,7 +86,7 @@ impl Kind {
 /// before it is hashed.
 #[derive(Default)]
 struct Ids {
-    ids: HashMap<String, u32, FxBuild>,
+    ids: rustc_hash::FxHashMap<String, u32>,
     seq: Vec<u32>,
     names: Vec<String>,
 }
