@@ -17,7 +17,7 @@ use super::headers::{Grh, Lrh};
 use super::icrc;
 use super::transport::{self, IcrcSpot};
 use super::{
-    Address, DecodeConfig, Ecn, Frame, FrameKind, Icrc, IcrcStatus, LinkSummary, LinkType,
+    Address, DecodeConfig, Ecn, Frame, FrameKind, Framing, Icrc, IcrcStatus, LinkSummary, LinkType,
     Malformed, NetSummary, OtherKind, RocePacket, RoceVersion, UncheckedReason, Undecodable,
 };
 
@@ -88,9 +88,12 @@ pub fn decode<'a>(lt: LinkType, data: &'a [u8], orig_len: usize, cfg: &DecodeCon
         cut: orig_len.saturating_sub(data.len()),
         depth: 0,
     };
-    match lt.0 {
-        1 => ethernet(data, cx),
-        113 => {
+    let Some(info) = lt.info() else {
+        return undecodable(link, Undecodable::LinkType);
+    };
+    match info.framing {
+        Framing::Ethernet => ethernet(data, cx),
+        Framing::LinuxSll => {
             // Linux cooked v1: protocol (Ethertype) at offset 14 of a 16-byte header.
             if data.len() < 16 {
                 return undecodable(link, cx.ends_inside("Linux cooked"));
@@ -102,7 +105,7 @@ pub fn decode<'a>(lt: LinkType, data: &'a [u8], orig_len: usize, cfg: &DecodeCon
                 cx,
             )
         }
-        276 => {
+        Framing::LinuxSll2 => {
             // Linux cooked v2: protocol at offset 0 of a 20-byte header.
             if data.len() < 20 {
                 return undecodable(link, cx.ends_inside("Linux cooked v2"));
@@ -114,11 +117,10 @@ pub fn decode<'a>(lt: LinkType, data: &'a [u8], orig_len: usize, cfg: &DecodeCon
                 cx,
             )
         }
-        0 | 108 => loopback(lt, data, cx),
-        101 | 228 | 229 => raw_ip(data, link, cx),
-        247 => infiniband(data, cx.cut, link),
-        197 => erf(data, cx),
-        _ => undecodable(link, Undecodable::LinkType),
+        Framing::Loopback => loopback(lt, data, cx),
+        Framing::RawIp => raw_ip(data, link, cx),
+        Framing::Infiniband => infiniband(data, cx.cut, link),
+        Framing::Erf => erf(data, cx),
     }
 }
 

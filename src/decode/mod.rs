@@ -146,31 +146,79 @@ impl LinkType {
         }
     }
 
-    /// Whether the decoder handles this link type.
-    pub fn is_supported(self) -> bool {
-        matches!(
-            self.0,
-            0 | 1 | 101 | 108 | 113 | 197 | 228 | 229 | 247 | 276
-        )
+    /// The row of [`LINK_TYPES`] for this link type; `None` when the decoder does not handle it.
+    #[inline]
+    pub fn info(self) -> Option<&'static LinkTypeInfo> {
+        LINK_TYPES.iter().find(|i| i.link_type == self)
     }
 
-    /// libpcap's name for the link type, as `tcpdump -L` prints it.
+    /// Whether the decoder handles this link type (it has a row in [`LINK_TYPES`]).
+    pub fn is_supported(self) -> bool {
+        self.info().is_some()
+    }
+
+    /// libpcap's name for the link type, as `tcpdump -L` prints it (`unknown` for one without
+    /// a row in [`LINK_TYPES`]).
     pub fn name(self) -> &'static str {
-        match self.0 {
-            0 => "NULL",
-            1 => "EN10MB",
-            101 => "RAW",
-            108 => "LOOP",
-            113 => "LINUX_SLL",
-            197 => "ERF",
-            228 => "IPV4",
-            229 => "IPV6",
-            247 => "INFINIBAND",
-            276 => "LINUX_SLL2",
-            _ => "unknown",
-        }
+        self.info().map_or("unknown", |i| i.name)
     }
 }
+
+/// How the frames of a link type begin: which decoder of `decode::link` reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// Ethernet II (then every VLAN tag there is).
+    Ethernet,
+    /// Linux cooked capture v1: the protocol (Ethertype) at offset 14 of a 16-byte header.
+    LinuxSll,
+    /// Linux cooked capture v2: the protocol at offset 0 of a 20-byte header.
+    LinuxSll2,
+    /// A 4-byte address-family header (host order for NULL, network order for LOOP), then IP.
+    Loopback,
+    /// An IPv4 or IPv6 header first, told apart by its version nibble.
+    RawIp,
+    /// Native InfiniBand: the LRH first.
+    Infiniband,
+    /// Endace ERF records (ibdump writes native IB as ERF type 21).
+    Erf,
+}
+
+/// One link type the decoder reads.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkTypeInfo {
+    /// Its LINKTYPE_ value.
+    pub link_type: LinkType,
+    /// libpcap's name (`pcap_datalink_val_to_name`, as `tcpdump -L` prints it).
+    pub name: &'static str,
+    /// How its frames begin.
+    pub framing: Framing,
+}
+
+/// The link types the decoder reads, one row each: the only list of them (`is_supported`,
+/// `name` and `decode::link`'s dispatch read it). Ethernet first: the lookup of each frame's
+/// link type ends at the first row for almost every capture. Values and names:
+/// <https://www.tcpdump.org/linktypes.html> and libpcap's `pcap/dlt.h`.
+pub const LINK_TYPES: [LinkTypeInfo; 10] = {
+    const fn row(link_type: LinkType, name: &'static str, framing: Framing) -> LinkTypeInfo {
+        LinkTypeInfo {
+            link_type,
+            name,
+            framing,
+        }
+    }
+    [
+        row(LinkType::ETHERNET, "EN10MB", Framing::Ethernet),
+        row(LinkType::NULL, "NULL", Framing::Loopback),
+        row(LinkType::RAW, "RAW", Framing::RawIp),
+        row(LinkType::LOOP, "LOOP", Framing::Loopback),
+        row(LinkType::LINUX_SLL, "LINUX_SLL", Framing::LinuxSll),
+        row(LinkType::ERF, "ERF", Framing::Erf),
+        row(LinkType::IPV4, "IPV4", Framing::RawIp),
+        row(LinkType::IPV6, "IPV6", Framing::RawIp),
+        row(LinkType::INFINIBAND, "INFINIBAND", Framing::Infiniband),
+        row(LinkType::LINUX_SLL2, "LINUX_SLL2", Framing::LinuxSll2),
+    ]
+};
 
 /// A network-layer endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -633,8 +681,29 @@ pub fn decode_frame<'a>(
 
 #[cfg(test)]
 mod tests {
-    use super::Address;
+    use super::{Address, LINK_TYPES, LinkType};
     use std::net::Ipv4Addr;
+
+    /// The one table of link types agrees with libpcap: every row's name is the one
+    /// `pcap_datalink_val_to_name` gives its DLT_ value, the DLT_ value maps back to the row,
+    /// and no value has two rows.
+    #[test]
+    fn link_type_table_is_libpcaps() {
+        for (k, row) in LINK_TYPES.iter().enumerate() {
+            let lt = row.link_type;
+            let libpcap = pcap::Linktype(lt.to_dlt()).get_name().unwrap();
+            assert_eq!((lt.name(), row.name), (libpcap.as_str(), libpcap.as_str()));
+            assert_eq!(LinkType::from_dlt(lt.to_dlt()), lt);
+            assert!(lt.is_supported());
+            assert!(
+                LINK_TYPES[k + 1..].iter().all(|o| o.link_type != lt),
+                "{lt:?} twice"
+            );
+        }
+        // IEEE 802.11 (105): libpcap knows it, the decoder does not.
+        assert!(!LinkType(105).is_supported());
+        assert_eq!(LinkType(105).name(), "unknown");
+    }
 
     /// An IPv4 address prints as the standard library prints it (every octet value in each
     /// position, and with width, alignment and precision).

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::io::Write;
 use std::time::Duration;
 
+use crate::decode::LinkType;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::pcapng::PcapNgWriter;
 use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
@@ -14,11 +15,11 @@ use pcap_file::pcapng::blocks::interface_description::{
 };
 use pcap_file::{DataLink, Endianness, TsResolution};
 
-/// libpcap link type 1 (Ethernet).
-pub const LINKTYPE_ETHERNET: u32 = 1;
+/// libpcap link type 1 (Ethernet), the value of the decoder's [`LinkType::ETHERNET`].
+pub const LINKTYPE_ETHERNET: u32 = LinkType::ETHERNET.0;
 
-/// libpcap link type 197 (ERF, Endace's Extensible Record Format).
-pub const LINKTYPE_ERF: u32 = 197;
+/// libpcap link type 197 (ERF, Endace's Extensible Record Format): [`LinkType::ERF`].
+pub const LINKTYPE_ERF: u32 = LinkType::ERF.0;
 
 /// One captured frame.
 #[derive(Clone, Debug, PartialEq, Eq)]
