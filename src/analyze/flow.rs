@@ -81,35 +81,7 @@ impl std::hash::Hash for FlowKey {
     }
 }
 
-/// How a connection's two flows were found to belong together.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PairedBy {
-    /// Same RoCEv2 UDP source port both ways (the flow-label entropy convention of
-    /// `rdma_flow_label_to_udp_sport()`, symmetric in the two QPNs).
-    UdpSport,
-    /// ACK / NAK / READ-response PSNs echoing the request PSNs of the reverse flow.
-    Psn,
-    /// A CNP addressed to the DETH source QP of a UD sender.
-    Cnp,
-    /// CM ConnectRequest / ConnectReply MADs on QP1.
-    Cm,
-    /// UD flows whose DETH source QPs name each other's destination QP.
-    Deth,
-}
-
-impl PairedBy {
-    /// JSON / text name (the serde name).
-    pub fn name(self) -> &'static str {
-        match self {
-            PairedBy::UdpSport => "udp_sport",
-            PairedBy::Psn => "psn",
-            PairedBy::Cnp => "cnp",
-            PairedBy::Cm => "cm",
-            PairedBy::Deth => "deth",
-        }
-    }
-}
+pub use super::report::PairedBy;
 
 /// A NAK or RNR NAK seen in the reverse flow, waiting for the retransmission it triggers.
 #[derive(Clone, Copy, Debug)]

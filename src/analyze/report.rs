@@ -2,7 +2,6 @@
 //! Every time is in nanoseconds since the Unix epoch (`*_ts_ns`) or a duration in ns (`*_ns`).
 
 use super::congestion::RateSample;
-use super::flow::PairedBy;
 use super::message::Message;
 use super::message::MessageStatus;
 use super::stats::Stat;
@@ -548,6 +547,36 @@ pub struct Retransmission {
     pub delay_ns: Option<u64>,
     /// `nak`, `timeout`, or `read_reissue`.
     pub trigger: RetxTrigger,
+}
+
+/// How a connection's two flows were found to belong together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PairedBy {
+    /// Same RoCEv2 UDP source port both ways (the flow-label entropy convention of
+    /// `rdma_flow_label_to_udp_sport()`, symmetric in the two QPNs).
+    UdpSport,
+    /// ACK / NAK / READ-response PSNs echoing the request PSNs of the reverse flow.
+    Psn,
+    /// A CNP addressed to the DETH source QP of a UD sender.
+    Cnp,
+    /// CM ConnectRequest / ConnectReply MADs on QP1.
+    Cm,
+    /// UD flows whose DETH source QPs name each other's destination QP.
+    Deth,
+}
+
+impl PairedBy {
+    /// JSON / text name (the serde name).
+    pub fn name(self) -> &'static str {
+        match self {
+            PairedBy::UdpSport => "udp_sport",
+            PairedBy::Psn => "psn",
+            PairedBy::Cnp => "cnp",
+            PairedBy::Cm => "cm",
+            PairedBy::Deth => "deth",
+        }
+    }
 }
 
 /// What made the requester send a missing PSN again (IBTA Vol 1 §9.7.5.1.1 NAK, §9.7.6.1.3
