@@ -16,7 +16,9 @@
 //! - [`output`]: packet lines (text, `-V`, JSON, `-T fields`), the text, JSON and HTML
 //!   reports, plots and the Parquet export.
 //! - [`tui`]: the live dashboard (`top`), fed from [`decode`] and [`analyze`].
-//! - [`cli`]: clap's arguments and the read loops wiring the above together.
+//! - [`pipeline`]: the frame's path from [`source`] through [`decode`], [`filter`] and
+//!   [`analyze`] to [`output`]: the run, the sequential, parallel (`--threads`) and live loops.
+//! - [`cli`]: clap's arguments and dispatch to [`pipeline`] and the subcommands.
 //! - [`synth`]: frame builder, capture writers and scenario writers (samples and test inputs).
 //! - [`generate`]: RDMA traffic over libibverbs, apart from the rest (its libibverbs calls
 //!   behind the `verbs` feature).
@@ -29,6 +31,7 @@ pub mod filter;
 pub mod generate;
 pub mod nccl;
 pub mod output;
+pub mod pipeline;
 pub mod source;
 pub mod synth;
 pub mod tui;

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use clap::error::ErrorKind;
-use roce_inspect::cli::pipeline::{self, Outcome};
 use roce_inspect::cli::{Cli, Command, capture, correlate, export, nccl, top};
+use roce_inspect::pipeline::{self, Outcome};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {

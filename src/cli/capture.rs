@@ -11,10 +11,10 @@ use anyhow::{Context, Result};
 use pcap::{ConnectionStatus, Device};
 
 use super::CaptureArgs;
-use super::capture_loop::{Stop, read_loop, summary_line};
-use super::pipeline::{Outcome, Run, io_outcome};
 use crate::output::parquet::{ExportTarget, Exporter};
 use crate::output::savefile::MarkedWriter;
+use crate::pipeline::capture_loop::{Stop, read_loop, summary_line};
+use crate::pipeline::{Outcome, Run, io_outcome};
 use crate::source::live::{self, LiveError, LiveOptions, LiveSource, OFFLOAD_NOTE, Stats};
 use crate::source::privdrop::Plan;
 

@@ -5,9 +5,9 @@ use std::io::{self, Write};
 use anyhow::Result;
 use clap::Args;
 
-use super::pipeline::{Outcome, REPORT_BUFFER, io_outcome};
 use crate::correlate::{self, Config};
 use crate::output::style::ColorChoice;
+use crate::pipeline::{Outcome, REPORT_BUFFER, io_outcome};
 
 /// `correlate` arguments.
 #[derive(Debug, Args)]

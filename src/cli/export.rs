@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 
-use super::pipeline::Outcome;
-use super::progress::Progress;
 use crate::analyze::{AnalyzeConfig, Analyzer};
 use crate::decode::{DecodeConfig, decode_frame};
 use crate::output::parquet::{ExportCounts, ExportTarget, Exporter, PacketMeta};
+use crate::pipeline::Outcome;
+use crate::pipeline::progress::Progress;
 use crate::source::FileSource;
 
 /// `export` arguments.

@@ -3,16 +3,10 @@
 
 pub mod assets;
 pub mod capture;
-pub mod capture_loop;
 pub mod correlate;
-pub mod crew;
 pub mod export;
-pub mod marked;
 pub mod nccl;
-pub mod parallel;
-pub mod pipeline;
 pub mod plot;
-pub mod progress;
 pub mod sniff;
 pub mod top;
 

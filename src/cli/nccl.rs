@@ -5,8 +5,8 @@ use std::io::{self, Write};
 use anyhow::Result;
 use clap::Args;
 
-use super::pipeline::{Outcome, REPORT_BUFFER, io_outcome};
 use crate::nccl::{self, Collective, Config};
+use crate::pipeline::{Outcome, REPORT_BUFFER, io_outcome};
 
 /// `nccl` arguments.
 #[derive(Debug, Args)]

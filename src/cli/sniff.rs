@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::CaptureArgs;
-use super::pipeline::Outcome;
+use crate::pipeline::Outcome;
 use crate::source::sniffer::sysfs;
 
 /// The `RDMA devices` section of `roce-inspect list`: each device's ports (link layer,
@@ -100,9 +100,9 @@ pub fn capture(
     use std::time::{Duration, Instant};
 
     use super::capture::install_stop_handler;
-    use super::capture_loop::{read_loop, summary_line};
-    use super::pipeline::Run;
     use crate::decode::LinkType;
+    use crate::pipeline::Run;
+    use crate::pipeline::capture_loop::{read_loop, summary_line};
     use crate::source::live::{LiveError, default_filter};
     use crate::source::sniffer::verbs::RdmaSniffer;
 

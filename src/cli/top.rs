@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::pipeline::{Outcome, io_outcome, write_reports};
 use super::{ArgError, DisplayArgs, ReportArgs};
 use crate::analyze::AnalyzeConfig;
 use crate::decode::{DecodeConfig, LinkType, decode_frame};
+use crate::pipeline::{Outcome, io_outcome, write_reports};
 use crate::source::FileSource;
 use crate::source::live::{LiveError, LiveOptions, LiveSource};
 use crate::tui::engine::{Feed, Settings};

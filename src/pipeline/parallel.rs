@@ -27,8 +27,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::crew::{Crew, lock, pause, with_decoders};
-use super::pipeline::{Run, Shape};
 use super::progress::Progress;
+use super::{Run, Shape};
 use crate::analyze::Seen;
 use crate::decode::Frame;
 use crate::source::file::{FileError, MappedRecord};

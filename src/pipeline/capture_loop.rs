@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use super::pipeline::{Outcome, Run, io_outcome};
+use super::{Outcome, Run, io_outcome};
 use crate::source::live::{LiveSource, Next};
 
 /// Why a capture stopped.

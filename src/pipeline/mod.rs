@@ -1,16 +1,24 @@
-//! The read loop shared by `read` and `capture`: source → decoder → selection → printer.
+//! The frame's path, between the sources and the printers: the run shared by `read` and
+//! `capture` (source → decoder → selection → printer, with the analyzer beside), the
+//! sequential loop here, the parallel one of `--threads N` ([`parallel`], its decoders in
+//! [`crew`]), the live loop ([`capture_loop`], its `FrameSource`), the analysis marks of packet
+//! lines ([`marked`]) and the progress line ([`progress`]). `cli` parses the arguments and
+//! calls in here.
+
+pub mod capture_loop;
+pub mod crew;
+pub mod marked;
+pub mod parallel;
+pub mod progress;
 
 use std::io::{self, Write};
 
 use anyhow::{Context, Result};
 
-use super::marked::Marking;
-use super::parallel;
-use super::progress::Progress;
-use super::{DisplayArgs, ReportArgs};
 use crate::analyze::marks::Marks;
 use crate::analyze::tap::Tap;
 use crate::analyze::{AnalyzeConfig, Analyzer, Report, Seen};
+use crate::cli::{DisplayArgs, ReportArgs};
 use crate::decode::encap::clock::MirrorClock;
 use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, OtherKind, decode_frame};
 use crate::filter::DisplayFilter;
@@ -24,6 +32,8 @@ use crate::output::text::TextPrinter;
 use crate::output::{FrameCtx, Printer};
 use crate::source::tag_miss::IsRoce;
 use crate::source::{FileSource, Record};
+use marked::Marking;
+use progress::Progress;
 
 /// Whether the packet lines carry analysis marks: `--marks`, or a display filter that reads
 /// `analysis.*`.
@@ -657,9 +667,9 @@ pub fn read_file(
     let shown = if path == "-" { "<stdin>" } else { path };
     d.fields_format()?;
     if let Some(w) = write
-        && super::same_file(w, path)
+        && crate::cli::same_file(w, path)
     {
-        return Err(super::ArgError(format!("-w {w}: that is the file being read")).into());
+        return Err(crate::cli::ArgError(format!("-w {w}: that is the file being read")).into());
     }
     let mut src = FileSource::open(path).with_context(|| shown.to_string())?;
     let mut run = Run::new(d, src.linktype());
