@@ -13,7 +13,7 @@ use crate::decode::encap::{EncapKind, EncapLayer, GreInfo};
 use crate::decode::{
     Address, AethKind, Bth, ExtHeaders, Frame, FrameKind, IcrcStatus, OtherKind, RocePacket,
 };
-use crate::output::FrameCtx;
+use crate::source::FrameCtx;
 
 /// The packet a field is read from: the source's facts, the decoded frame and, when the
 /// analysis runs alongside, the frame's analysis marks.

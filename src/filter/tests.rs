@@ -4,7 +4,7 @@
 use super::*;
 use crate::analyze::marks::Marks;
 use crate::decode::{DecodeConfig, LinkType, decode_frame};
-use crate::output::FrameCtx;
+use crate::source::FrameCtx;
 use crate::synth::frame::{Bth, Packet};
 
 /// An RC WRITE FIRST (opcode 0x06) to QP 0x11, PSN 100, CE, with RETH, from 10.0.0.1.

@@ -56,21 +56,9 @@ pub fn counted(n: u64, noun: &str) -> String {
     }
 }
 
-/// Per-frame facts from the source, shared by all printers.
-#[derive(Clone, Copy, Debug)]
-pub struct FrameCtx {
-    /// Frame number, starting at 1 as in Wireshark.
-    pub number: u64,
-    /// Capture time, ns since the Unix epoch.
-    pub ts_ns: u64,
-    /// Time since the first frame, ns (0 for the first; negative for a frame stamped before
-    /// it, as tshark's `frame.time_relative`).
-    pub rel_ns: i64,
-    /// Bytes captured.
-    pub caplen: u32,
-    /// Bytes on the wire.
-    pub len: u32,
-}
+/// Per-frame facts from the source, shared by all printers (defined in `source`, where the
+/// display filter reads it too without depending on the printers).
+pub use crate::source::FrameCtx;
 
 /// A per-packet output format.
 pub trait Printer {

@@ -33,6 +33,22 @@ pub struct Record<'a> {
     pub data: &'a [u8],
 }
 
+/// Per-frame facts from the source, shared by the printers and the display filter.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameCtx {
+    /// Frame number, starting at 1 as in Wireshark.
+    pub number: u64,
+    /// Capture time, ns since the Unix epoch.
+    pub ts_ns: u64,
+    /// Time since the first frame, ns (0 for the first; negative for a frame stamped before
+    /// it, as tshark's `frame.time_relative`).
+    pub rel_ns: i64,
+    /// Bytes captured.
+    pub caplen: u32,
+    /// Bytes on the wire.
+    pub len: u32,
+}
+
 /// Convert a libpcap timestamp read with nanosecond precision (`tv_usec` holds ns) to ns since
 /// the epoch. Times before 1970 clamp to 0.
 pub fn ts_to_ns(ts: &libc::timeval) -> u64 {
