@@ -82,7 +82,7 @@ struct Point {
 /// no time passed: fewer than two packets).
 fn gbps(a: Point, b: Point) -> f64 {
     if b.ts > a.ts {
-        (b.bytes - a.bytes) as f64 * 8.0 / (b.ts - a.ts) as f64
+        b.bytes.saturating_sub(a.bytes) as f64 * 8.0 / (b.ts - a.ts) as f64
     } else {
         0.0
     }
@@ -147,8 +147,9 @@ impl History {
         p
     }
 
-    /// What the window before a CNP at `t0` can need: the points since `t0` − 1 ms, oldest
-    /// first, and the newest point that leaves [`MIN_PACKETS`] packets up to the newest.
+    /// What the window before a CNP at `t0` can need: the points since `t0` − 1 ms in the
+    /// order they came (their cumulative bytes grow; with timestamps that go backwards, their
+    /// times may not), and the newest point that leaves [`MIN_PACKETS`] packets up to the newest.
     fn before(&self, t0: u64) -> Before {
         let from = t0.saturating_sub(WINDOW_MAX_NS);
         let mut points: Vec<Point> = self
@@ -158,7 +159,7 @@ impl History {
             .filter(|p| p.ts >= from)
             .copied()
             .collect();
-        points.sort_by_key(|p| p.ts);
+        points.sort_by_key(|p| p.bytes);
         points.dedup();
         let nth = self.fine.v.len().checked_sub(MIN_PACKETS as usize);
         let min_base = nth
@@ -527,5 +528,28 @@ mod tests {
             v.sort_unstable();
             assert_eq!(m.median(), Some(v[v.len().div_ceil(2) - 1]), "{v:?}");
         }
+    }
+
+    #[test]
+    fn timestamps_that_go_backwards_do_not_panic() {
+        let mut r = RateTracker::default();
+        for (i, t) in [50, 10, 40, 0, 30, 20, 5, 45, 1, 2, 3]
+            .into_iter()
+            .enumerate()
+        {
+            r.packet(t * US, 100 + i as u64);
+        }
+        r.cnp(25 * US, 1);
+        r.cnp(5 * US, 2);
+        r.packet(0, 100);
+        r.packet(u64::MAX, 100);
+        r.cnp(u64::MAX, 3);
+        r.finish();
+        assert_eq!(r.samples().len(), 2);
+        assert!(
+            r.samples()
+                .iter()
+                .all(|s| s.before_gbps.is_finite() && s.after_gbps >= 0.0)
+        );
     }
 }
