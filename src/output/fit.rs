@@ -235,14 +235,15 @@ fn fit_table(
         return (build(&[]), Vec::new());
     };
     let mut hidden: Vec<&'static str> = Vec::new();
-    let mut t = build(&hidden);
     for &col in drop_order {
-        if rendered_width(&t.to_string()) <= usize::from(w) {
+        let full = unwrapped_width(header, rows, &hidden)
+            .unwrap_or_else(|| rendered_width(&build(&hidden).to_string()));
+        if full <= usize::from(w) {
             break;
         }
         hidden.push(col);
-        t = build(&hidden);
     }
+    let mut t = build(&hidden);
     t.set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(w);
     // A column may wrap between words, never inside one: a PSN, an address or a size cut in
@@ -264,6 +265,58 @@ fn fit_table(
         }
     }
     (t, hidden)
+}
+
+/// The width in terminal columns of the table of `header` and `rows` without its columns named
+/// in `hidden`, drawn at full width (nothing wrapped): each column as wide as its widest line
+/// (at least 1) plus a space each side, and a border between and around the columns — what
+/// [`rendered_width`] reads off comfy-table's drawing, measured from the cells instead of
+/// drawing the table once per column hidden. `None` when a text's drawn width may not be its
+/// measured one (a control character or an escape sequence, or characters that unicode-width
+/// measures as a sequence, as an emoji with a variation selector): then it is drawn.
+fn unwrapped_width(header: &[&str], rows: &[Vec<Cell>], hidden: &[&str]) -> Option<usize> {
+    if header.iter().all(|h| hidden.contains(h)) {
+        return None;
+    }
+    let mut total = 1;
+    for (i, h) in header.iter().enumerate() {
+        if hidden.contains(h) {
+            continue;
+        }
+        let mut widest = lines_width(h)?;
+        for r in rows {
+            if let Some(c) = r.get(i) {
+                widest = widest.max(lines_width(&c.text)?);
+            }
+        }
+        total += widest.max(1) + 3;
+    }
+    Some(total)
+}
+
+/// The printed width of the widest line of `s`, or `None` when it may differ from its drawn
+/// width ([`unwrapped_width`]).
+fn lines_width(s: &str) -> Option<usize> {
+    let mut widest = 0;
+    for line in s.split('\n') {
+        let w = if line.is_ascii() {
+            if line.bytes().any(|b| b.is_ascii_control()) {
+                return None;
+            }
+            line.len()
+        } else {
+            let mut chars = 0;
+            for c in line.chars() {
+                chars += c.width()?;
+            }
+            if chars != line.width() {
+                return None;
+            }
+            chars
+        };
+        widest = widest.max(w);
+    }
+    Some(widest)
 }
 
 /// Write the table of `header` and `n` rows (`row(i)` makes row `i`) to `out`, with colour when
@@ -735,6 +788,73 @@ mod tests {
                 assert_eq!(text, expected, "case {case}, {budget} bytes kept");
             }
         }
+    }
+
+    /// The width measured from the cells is the width of comfy-table's full-width drawing (or
+    /// unknown, and then drawn), on random tables with random columns hidden: texts of two lines,
+    /// wide and combining characters, a tab, an escape sequence, an emoji with a variation
+    /// selector.
+    #[test]
+    fn the_measured_width_is_the_drawn_width() {
+        let words = [
+            "",
+            "7",
+            "10.0.0.1 → 10.0.0.2",
+            "5.7 µs",
+            "流量",
+            "e\u{301}",
+            "two\nlines, the second longer",
+            "a\tb",
+            "\u{1b}[31mred\u{1b}[0m",
+            "\u{2764}\u{fe0f}",
+            "fe80::0202:c9ff:fe00:0001 → fe80::0202:c9ff:fe00:0002",
+        ];
+        let heads = ["flow", "src → dst", "CE %", "µ", "x", ""];
+        let mut seed: u64 = 0x1234_5678_9abc_def1;
+        let mut next = |m: usize| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) as usize % m
+        };
+        let (mut measured, mut drawn) = (0, 0);
+        for case in 0..400 {
+            let cols = 1 + next(6);
+            let header: Vec<&str> = (0..cols).map(|_| heads[next(heads.len())]).collect();
+            let rows: Vec<Vec<Cell>> = (0..next(8))
+                .map(|_| {
+                    // Now and then a row shorter than the header.
+                    let n = cols - next(2);
+                    (0..n)
+                        .map(|_| right(words[next(words.len())]).red())
+                        .collect()
+                })
+                .collect();
+            let hidden: Vec<&str> = header.iter().copied().filter(|_| next(3) == 0).collect();
+            let keep: Vec<usize> = (0..cols)
+                .filter(|&i| !hidden.contains(&header[i]))
+                .collect();
+            let mut t = table(case % 2 == 1);
+            t.set_header(keep.iter().map(|&i| header[i]).collect::<Vec<_>>());
+            for r in &rows {
+                t.add_row(
+                    keep.iter()
+                        .filter_map(|&i| r.get(i).map(Cell::comfy))
+                        .collect::<Vec<_>>(),
+                );
+            }
+            match unwrapped_width(&header, &rows, &hidden) {
+                Some(w) => {
+                    measured += 1;
+                    assert_eq!(w, rendered_width(&t.to_string()), "case {case}:\n{t}");
+                }
+                None => drawn += 1,
+            }
+        }
+        assert!(
+            measured > 100 && drawn > 20,
+            "{measured} measured, {drawn} drawn"
+        );
     }
 
     /// A kept cell stays 8 bytes (the budget's estimate and the flow table of the 500k-frame
