@@ -111,13 +111,6 @@ impl Ring {
         let (new, old) = self.v.split_at(self.head);
         old.iter().chain(new)
     }
-
-    fn newest(&self) -> Option<Point> {
-        match self.head {
-            0 => self.v.last().copied(),
-            h => self.v.get(h - 1).copied(),
-        }
-    }
 }
 
 /// The flow's recent packets, for the window before a CNP.
@@ -125,6 +118,8 @@ impl Ring {
 struct History {
     fine: Ring,
     coarse: Ring,
+    /// When the next coarse point is due, ns (one comparison a packet).
+    coarse_due: u64,
     bytes: u64,
 }
 
@@ -137,12 +132,9 @@ impl History {
             bytes: self.bytes,
         };
         self.fine.push(p, RING);
-        if self
-            .coarse
-            .newest()
-            .is_none_or(|c| ts >= c.ts.saturating_add(COARSE_STEP_NS))
-        {
+        if ts >= self.coarse_due {
             self.coarse.push(p, COARSE);
+            self.coarse_due = ts.saturating_add(COARSE_STEP_NS);
         }
         p
     }
