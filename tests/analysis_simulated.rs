@@ -477,7 +477,12 @@ fn ce_marks_and_cnps() {
     assert_eq!((ce.count, ce.min, ce.max), (2, 500, 3 * US));
     let ia = d.cnp_interarrival_ns.unwrap();
     assert_eq!((ia.count, ia.min), (1, 6500));
-    assert_eq!(d.rate_samples.len(), 2);
+    // The two CNPs, 6.5 µs apart, are one train: one before/after sample, from the first CNP
+    // (frame 6) to the last (frame 12), its window the spacing clamped to 10 µs.
+    assert_eq!(d.rate_samples.len(), 1);
+    let s = d.rate_samples[0];
+    assert_eq!((s.cnp_frame, s.last_cnp_frame, s.cnps), (6, 12, 2));
+    assert_eq!(s.window_ns, 10_000);
 }
 
 /// READ of 5000 bytes (5 PSNs at PMTU 1024) followed by a SEND before the PMTU is known, then

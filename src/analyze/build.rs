@@ -40,10 +40,9 @@ fn psn_report(f: &Flow) -> PsnReport {
 /// Close what is still open at the end of the capture: rate windows, messages being
 /// assembled, requests waiting for a response; then give every gap its verdict.
 fn close(a: &mut Analyzer) {
-    let window = a.cfg.rate_window_ns;
     for i in 0..a.flows.len() {
         let f = &mut a.flows[i];
-        f.cong.rate.finish(window);
+        f.cong.rate.finish();
         super::capture_gap::finish(f, &mut a.sink);
         f.incomplete += f.req_asm.abandoned;
         if let Some(mut m) = f.req_asm.open.take()
@@ -98,7 +97,7 @@ fn msn_checks(f: &Flow, i: usize, g: &Flow, j: usize) -> Vec<MsnCheck> {
 }
 
 /// Congestion per direction of the connection of `f` (index `i`) and `g` (index `j`).
-fn congestion(f: &Flow, i: usize, g: &Flow, j: usize, window: u64) -> Vec<DirCongestion> {
+fn congestion(f: &Flow, i: usize, g: &Flow, j: usize) -> Vec<DirCongestion> {
     let mut congestion = Vec::new();
     for (d, c, di, ci) in [(f, g, i, j), (g, f, j, i)] {
         if d.cong.ecn[3] == 0 && c.cong.cnps == 0 {
@@ -114,7 +113,7 @@ fn congestion(f: &Flow, i: usize, g: &Flow, j: usize, window: u64) -> Vec<DirCon
             ce_to_cnp_ns: d.cong.reaction().ce_to_cnp.stat(),
             cnp_interarrival_ns: c.cong.reaction().cnp_gap.stat(),
             cnps_with_nak: d.cong.reaction().cnps_with_nak,
-            rate_window_ns: window,
+            rate_window_ns: r.windows_ns().stat().map_or(0, |s| s.median),
             rate_before_gbps_median: r.before_mbps().stat().map(|s| s.median as f64 / 1000.0),
             rate_after_gbps_median: r.after_mbps().stat().map(|s| s.median as f64 / 1000.0),
             rate_samples: r.samples().to_vec(),
@@ -153,7 +152,6 @@ fn connection(
     (f, i): (&Flow, usize),
     (g, j): (&Flow, usize),
     by: PairedBy,
-    window: u64,
 ) -> ConnectionReport {
     let mut rtt = Samples::default();
     rtt.merge(&f.ack_rtt);
@@ -174,7 +172,7 @@ fn connection(
         packets: f.packets + g.packets,
         ack_rtt_ns: rtt.stat(),
         msn: msn_checks(f, i, g, j),
-        congestion: congestion(f, i, g, j, window),
+        congestion: congestion(f, i, g, j),
     }
 }
 
@@ -365,7 +363,7 @@ const FLOWS_RELEASED: usize = 256;
 /// with 16 384 flows the two together would be the peak memory of a run. When the build runs
 /// on a thread of a `rayon` pool (the parallel reader's, for `--threads N`), the reports of
 /// each stretch are built by the pool's threads; the result is the same.
-fn reports(mut flows: Vec<Flow>, window: u64) -> (Vec<FlowReport>, Vec<ConnectionReport>) {
+fn reports(mut flows: Vec<Flow>) -> (Vec<FlowReport>, Vec<ConnectionReport>) {
     use rayon::prelude::*;
     let conn_of = connection_ids(&flows);
     let peer: Vec<_> = flows
@@ -384,7 +382,7 @@ fn reports(mut flows: Vec<Flow>, window: u64) -> (Vec<FlowReport>, Vec<Connectio
             let g = &all[j];
             let conn = match (conn_of[j], paired(g)) {
                 (Some(id), Some((i, by))) if i < j => {
-                    Some(connection(id, (&all[i], i), (g, j), by, window))
+                    Some(connection(id, (&all[i], i), (g, j), by))
                 }
                 _ => None,
             };
@@ -409,11 +407,10 @@ fn reports(mut flows: Vec<Flow>, window: u64) -> (Vec<FlowReport>, Vec<Connectio
 }
 
 pub(super) fn build(mut a: Analyzer) -> Report {
-    let window = a.cfg.rate_window_ns;
     close(&mut a);
     let pmtu = a.cfg.mtu.or_else(|| a.global_pmtu());
     let warnings = warnings(&a);
-    let (flow_reports, connections) = reports(std::mem::take(&mut a.flows), window);
+    let (flow_reports, connections) = reports(std::mem::take(&mut a.flows));
     let mut report = Report {
         warnings,
         frames: a.frames,

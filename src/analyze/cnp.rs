@@ -49,7 +49,6 @@ impl Analyzer {
 
     /// Count CNP `i`'s arrival and attribute it; the notified sender's data flow, when known.
     pub(super) fn cnp(&mut self, i: usize, frame_no: u64, ts: u64) -> Option<usize> {
-        let window = self.cfg.rate_window_ns;
         {
             let f = &mut self.flows[i];
             f.cong.cnps += 1;
@@ -115,7 +114,7 @@ impl Analyzer {
         }
         let rtt = t.rtt();
         let t = &mut t.cong;
-        t.rate.cnp(ts, frame_no, window);
+        t.rate.cnp(ts, frame_no);
         t.cnp_seen(ts, rtt);
         Some(target)
     }

@@ -38,6 +38,7 @@ pub mod warning;
 
 mod build;
 mod cnp;
+mod cnp_rate;
 mod pairing;
 mod requester;
 mod responder;
@@ -68,8 +69,6 @@ pub struct AnalyzeConfig {
     pub keep_messages: bool,
     /// Most gap events (loss stories) kept for `Report::gaps`; counts are never capped.
     pub keep_gaps: usize,
-    /// Window for the sender's rate before and after each CNP, ns.
-    pub rate_window_ns: u64,
     /// Split flows by the mirror session (ERSPAN session ID / VXLAN VNI) too
     /// (`--encap-session`).
     pub encap_session: bool,
@@ -82,7 +81,6 @@ impl Default for AnalyzeConfig {
             max_flows: 16_384,
             keep_messages: false,
             keep_gaps: 10_000,
-            rate_window_ns: 50_000,
             encap_session: false,
         }
     }
@@ -459,7 +457,6 @@ impl Analyzer {
         pcp: Option<u8>,
     ) {
         let Some(bth) = p.bth else { return };
-        let window = self.cfg.rate_window_ns;
         let is_cnp = op == Some(Operation::Cnp);
         let f = &mut self.flows[i];
         f.packets += 1;
@@ -502,7 +499,7 @@ impl Analyzer {
             if f.transport.is_none() {
                 f.transport = Some(bth.opcode.transport());
             }
-            f.cong.rate.packet(ts, tbytes, window);
+            f.cong.rate.packet(ts, tbytes);
         }
         if f.deth_src_qp.is_none() {
             f.deth_src_qp = p.ext.deth.map(|d| d.src_qp);

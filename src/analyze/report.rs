@@ -488,13 +488,16 @@ pub struct DirCongestion {
     /// CNPs within one ACK RTT (the data flow's mean) of a PSN-sequence NAK on the same connection (loss and
     /// congestion at once); 0 when no RTT was measured.
     pub cnps_with_nak: u64,
-    /// Window for the send rates, ns.
+    /// Median of the trains' rate windows, ns (0 without CNPs): a train's window is its
+    /// median CNP spacing clamped to [10 µs, 1 ms] ([`super::cnp_rate`]).
     pub rate_window_ns: u64,
-    /// Median sender rate in the window before a CNP, Gb/s.
+    /// Median over the CNP trains of the sender rate in the window before a train's first
+    /// CNP, Gb/s (transport bytes).
     pub rate_before_gbps_median: Option<f64>,
-    /// Median sender rate in the window after a CNP, Gb/s.
+    /// Median over the CNP trains of the sender rate in the window after a train's last CNP,
+    /// Gb/s.
     pub rate_after_gbps_median: Option<f64>,
-    /// The first 32 CNPs' before/after rates.
+    /// The first 32 CNP trains' before/after rates.
     pub rate_samples: Vec<RateSample>,
 }
 

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use crate::output::fit::{Cell, Grid};
 use serde::Serialize;
 
 use super::gid::Gid;
@@ -185,24 +185,19 @@ impl Summary {
     }
 
     /// The summary as a table.
-    pub fn table(&self) -> Table {
-        let mut t = Table::new();
-        t.load_style(UTF8_FULL_CONDENSED);
-        t.set_header(vec!["metric", "value"]);
-        t.add_row(vec!["operation".to_string(), self.operation.to_string()]);
-        t.add_row(vec!["QPs".to_string(), self.qps.to_string()]);
-        t.add_row(vec!["message size (B)".to_string(), self.size.to_string()]);
-        t.add_row(vec!["messages".to_string(), self.messages.to_string()]);
-        t.add_row(vec!["bytes".to_string(), self.bytes.to_string()]);
-        t.add_row(vec!["time (s)".to_string(), format!("{:.3}", self.seconds)]);
-        t.add_row(vec![
-            "bandwidth (Gb/s)".to_string(),
-            format!("{:.3}", self.gbit_per_s),
-        ]);
-        t.add_row(vec![
-            "message rate (Mmsg/s)".to_string(),
+    pub fn table(&self) -> Grid {
+        let mut t = Grid::new(false, &["metric", "value"]);
+        t.add_row(row("operation", self.operation.to_string()));
+        t.add_row(row("QPs", self.qps.to_string()));
+        t.add_row(row("message size (B)", self.size.to_string()));
+        t.add_row(row("messages", self.messages.to_string()));
+        t.add_row(row("bytes", self.bytes.to_string()));
+        t.add_row(row("time (s)", format!("{:.3}", self.seconds)));
+        t.add_row(row("bandwidth (Gb/s)", format!("{:.3}", self.gbit_per_s)));
+        t.add_row(row(
+            "message rate (Mmsg/s)",
             format!("{:.4}", self.mmsg_per_s),
-        ]);
+        ));
         if let Some(l) = &self.latency {
             for (name, v) in [
                 ("latency min (µs)", l.min_us),
@@ -212,11 +207,16 @@ impl Summary {
                 ("latency p99.9 (µs)", l.p999_us),
                 ("latency max (µs)", l.max_us),
             ] {
-                t.add_row(vec![name.to_string(), format!("{v:.2}")]);
+                t.add_row(row(name, format!("{v:.2}")));
             }
         }
         t
     }
+}
+
+/// A row of the summary table: a metric and its value, left-aligned.
+fn row(metric: &str, value: String) -> Vec<Cell> {
+    vec![Cell::new(metric), Cell::new(value)]
 }
 
 /// The `--json` document: the QP lines and the summary (client), or the QP lines and the

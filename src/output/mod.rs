@@ -1,6 +1,7 @@
 //! Printers: one per output format behind the [`Printer`] trait. The CLI picks one; the
 //! decoder and analysis know nothing about formats.
 
+mod arrange;
 pub mod fields;
 pub mod findings;
 pub mod fit;

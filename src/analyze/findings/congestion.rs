@@ -52,7 +52,9 @@ fn reaction(d: &DirCongestion) -> String {
         format!(", CNPs at least {} apart", dur(s.min))
     });
     let rate = match (d.rate_before_gbps_median, d.rate_after_gbps_median) {
-        (Some(b), Some(a)) => format!(", sender {b:.1} → {a:.1} Gb/s around a CNP (medians)"),
+        (Some(b), Some(a)) => {
+            format!(", sender {b:.1} → {a:.1} Gb/s around its CNP trains (medians)")
+        }
         _ => String::new(),
     };
     format!("{pacing}{rate}")

@@ -194,10 +194,10 @@ pub struct Finding {
     /// Shortest interval between CNPs to one QP (the NIC's `min_time_between_cnps`), ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cnp_interval_ns: Option<u64>,
-    /// Median sender rate in the window before a CNP, Gb/s.
+    /// Median sender rate in the window before a CNP train, Gb/s.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_before_gbps: Option<f64>,
-    /// Median sender rate in the window after a CNP, Gb/s.
+    /// Median sender rate in the window after a CNP train, Gb/s.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_after_gbps: Option<f64>,
     /// Path MTU, bytes.

@@ -45,6 +45,11 @@ pub struct Truth {
     pub acks: [usize; 2],
     /// Each sender's lowest rate in Gb/s.
     pub min_rate_gbps: [f64; 2],
+    /// Each sender's rate (Gb/s, wire bytes: frame + 20 of preamble and gap) when the first
+    /// CNP reached it, before its cut.
+    pub rate_at_first_cnp_gbps: [f64; 2],
+    /// Each sender's rate (Gb/s, wire bytes) after its cut on the last CNP that reached it.
+    pub rate_after_last_cnp_gbps: [f64; 2],
 }
 
 /// The sample and its truth.
@@ -65,6 +70,8 @@ struct Sender {
     alpha: f64,
     last_change: u64,
     cnp_arrivals: Vec<u64>,
+    /// The rate before the first cut and after the latest, Gb/s.
+    cut: Option<(f64, f64)>,
 }
 
 impl Sender {
@@ -76,7 +83,9 @@ impl Sender {
             self.cnp_arrivals.remove(0);
             self.alpha = (1.0 - 1.0 / 16.0) * self.alpha + 1.0 / 16.0;
             self.target = self.rate;
+            let first = self.cut.map_or(self.rate, |c| c.0);
             self.rate *= 1.0 - self.alpha / 2.0;
+            self.cut = Some((first, self.rate));
             self.last_change = t;
         }
         // Every 20 µs without a CNP: the target rises by 2 Gb/s (additive increase) and the
@@ -108,6 +117,7 @@ pub fn scenario() -> Congestion {
             alpha: 1.0,
             last_change: 0,
             cnp_arrivals: Vec::new(),
+            cut: None,
         })
         .collect();
     let mut rng = super::rng(0x6365_6e63);
@@ -175,6 +185,12 @@ pub fn scenario() -> Congestion {
             let ack = back.ack(p.bth.psn, syndrome::ACK_UNLIMITED, (senders[s].sent) as u32);
             trace.push(captured + 450, &ack);
             truth.acks[s] += 1;
+        }
+    }
+    for (s, snd) in senders.iter().enumerate() {
+        if let Some((first, last)) = snd.cut {
+            truth.rate_at_first_cnp_gbps[s] = first;
+            truth.rate_after_last_cnp_gbps[s] = last;
         }
     }
     Congestion {

@@ -9,6 +9,7 @@ pub mod congestion;
 pub mod faults;
 pub mod mirrored;
 pub mod nccl;
+pub mod rate_cut;
 pub mod read_timeout;
 pub mod rxe_write;
 pub mod two_tap;
