@@ -235,8 +235,8 @@ fn flow_report(i: usize, f: &Flow, conn: Option<usize>, peer: Option<Transport>)
         },
         ce_fraction: ce_fraction(f),
         cnps: f.cong.cnps,
-        fecn: f.cold().fecn,
-        becn: f.cold().becn,
+        fecn: f.cong.reaction().fecn,
+        becn: f.cong.reaction().becn,
         loss: LossReport {
             nak_retransmissions: f.cold().nak_retransmissions,
             rnr_retransmissions: f.cold().rnr_retransmissions,
@@ -256,6 +256,8 @@ fn flow_report(i: usize, f: &Flow, conn: Option<usize>, peer: Option<Transport>)
         evidence: super::evidence::FlowEvidence {
             first_frame: f.first_frame,
             requests: f.req_psn.packets,
+            first_ce_frame: f.cong.reaction().first_ce_frame,
+            first_cnp_frame: f.cong.reaction().first_cnp_frame,
             ..f.cold().evidence.clone()
         },
     }

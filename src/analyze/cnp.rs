@@ -53,7 +53,7 @@ impl Analyzer {
             let f = &mut self.flows[i];
             f.cong.cnps += 1;
             if f.cong.cnps == 1 {
-                f.cold_mut().evidence.first_cnp_frame = Some(frame_no);
+                f.cong.reaction_mut().first_cnp_frame = Some(frame_no);
             }
             let r = f.cong.reaction_mut();
             let negative = r

@@ -106,6 +106,14 @@ impl Ring {
         }
     }
 
+    /// Keep only the newest point, in a buffer of its own size ([`RateTracker::collapse`]).
+    fn keep_newest(&mut self) {
+        if let Some(&p) = self.iter().last() {
+            self.v = vec![p];
+            self.head = 0;
+        }
+    }
+
     /// The points, oldest first.
     fn iter(&self) -> impl Iterator<Item = &Point> {
         let (new, old) = self.v.split_at(self.head);
@@ -347,6 +355,15 @@ impl RateTracker {
                 t.after.packet(p);
             }
         }
+    }
+
+    /// Keep only the newest point of each ring, for a flow that sent nothing for longer than
+    /// [`WINDOW_MAX_NS`] ([`super::idle`]): a later CNP's window before it reaches back at most
+    /// that far, so it never reads the points dropped and the result is the same. Frees up to
+    /// 1.5 KiB (96 points of 16 bytes) per idle flow. A train in progress is kept whole.
+    pub fn collapse(&mut self) {
+        self.history.fine.keep_newest();
+        self.history.coarse.keep_newest();
     }
 
     /// A CNP for this flow's sender at `ts` (ns), frame `cnp_frame`: it starts a train, or

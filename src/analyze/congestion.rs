@@ -43,6 +43,16 @@ pub struct Reaction {
     pub lone_cnp: Option<u64>,
     /// CNPs for this flow's sender within one RTT of a PSN-sequence NAK for its requests.
     pub cnps_with_nak: u64,
+    /// Frame of the flow's first CE-marked data packet (evidence for the findings, issue 34;
+    /// here rather than in the flow's cold state, which is 656 bytes: a flow that is only
+    /// CE-marked, or only carries CNPs, needs none of it).
+    pub first_ce_frame: Option<u64>,
+    /// Frame of the first CNP the flow carries.
+    pub first_cnp_frame: Option<u64>,
+    /// Packets with BTH FECN set (InfiniBand congestion marking; RoCEv2 NICs mark ECN instead).
+    pub fecn: u64,
+    /// Packets with BTH BECN set (every RoCEv2 CNP).
+    pub becn: u64,
 }
 
 /// The reaction of a flow without CNPs or NAKs.

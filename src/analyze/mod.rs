@@ -39,6 +39,7 @@ pub mod warning;
 mod build;
 mod cnp;
 mod cnp_rate;
+mod idle;
 mod pairing;
 mod requester;
 mod responder;
@@ -320,6 +321,9 @@ impl Analyzer {
         pcp: Option<u8>,
     ) {
         self.frames.total += 1;
+        if self.frames.total & (idle::SWEEP_EVERY - 1) == 0 {
+            self.sweep_idle(ts_ns);
+        }
         if self.frames.first_ts_ns.is_none() {
             self.frames.first_ts_ns = Some(ts_ns);
         }
@@ -480,7 +484,7 @@ impl Analyzer {
                 // what triggered the next CNP, and timing from them would measure the pacing.
                 if v == 3 && !is_cnp {
                     if f.cong.ecn[3] == 1 {
-                        f.cold_mut().evidence.first_ce_frame = Some(frame_no);
+                        f.cong.reaction_mut().first_ce_frame = Some(frame_no);
                     }
                     let newly = f.cong.unanswered_ce.replace(ts).is_none();
                     // The index holds a flow once while it has an unanswered CE.

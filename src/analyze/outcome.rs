@@ -50,6 +50,11 @@ pub struct AwaitQueue {
 }
 
 impl AwaitQueue {
+    /// Give back the queue's unused capacity; the messages stay.
+    pub fn shrink_to_fit(&mut self) {
+        self.older.shrink_to_fit();
+    }
+
     /// Add the newest message.
     #[inline]
     pub fn push(&mut self, a: Awaiting) {

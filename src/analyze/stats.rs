@@ -70,6 +70,14 @@ impl Samples {
         true
     }
 
+    /// Give back the reservoir's unused capacity (a `Vec` grown by doubling holds up to twice
+    /// its samples); the samples stay.
+    pub fn shrink_to_fit(&mut self) {
+        if let Some(i) = &mut self.inner {
+            i.buf.shrink_to_fit();
+        }
+    }
+
     /// Number of samples added.
     pub fn count(&self) -> u64 {
         self.inner.as_ref().map_or(0, |i| i.n)

@@ -13,7 +13,9 @@
 //! several, ambiguous. A first transmission lost on the link and then resent is left
 //! unmatched (lost), the resend matched. A copy still unmatched one window after its time is
 //! lost on the link (upstream copy) or missed by the upstream capture (downstream copy), unless
-//! the other capture was not recording then.
+//! the other capture was not recording then; an upstream copy sent before the downstream
+//! capture's first packet whose resend crossed the link is lost (the first packet of a run,
+//! lost and resent, would otherwise never be listed).
 
 use std::collections::VecDeque;
 use std::collections::hash_map::Entry;
@@ -38,6 +40,9 @@ struct Copy {
     raw: i64,
     frame: u64,
     content: Content,
+    /// Upstream copies: a later copy of the same packet (a resend) crossed the link, so this
+    /// one was not delivered, or its answer was lost (see [`Matcher::unmatched`]).
+    resent: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -194,6 +199,7 @@ impl<'a> Matcher<'a> {
             raw: o.ts_ns as i64,
             frame: o.frame,
             content: o.content,
+            resent: false,
         };
         for &(cap, link, side) in &self.plan.by_dir[d as usize] {
             if cap == c {
@@ -313,9 +319,14 @@ impl<'a> Matcher<'a> {
         let l: LinkPlan = self.plan.links[key.link as usize];
         let tally = &mut self.tallies[key.link as usize];
         let covered = match side {
+            // Before the downstream capture's first packet, an upstream copy whose resend
+            // crossed the link is lost all the same: a go-back-N or timeout resend follows a
+            // first transmission that did not arrive (or whose ACK did not). A lost first
+            // packet of a run is otherwise always "at the edge" (issue 38: the downstream
+            // capture starts with the next packet's arrival).
             Side::Up => {
                 let (f, e) = self.spans[l.down];
-                f <= c.t && c.t.saturating_add(l.margin_ns) <= e
+                (f <= c.t || c.resent) && c.t.saturating_add(l.margin_ns) <= e
             }
             Side::Down => {
                 let (f, e) = self.spans[l.up];
@@ -347,7 +358,7 @@ fn delay_window(l: &LinkPlan, survey: &Survey) -> Option<(i64, i64)> {
 /// at `t` (ns, reference clock) matches, and whether the match is ambiguous: the one copy
 /// whose delay lies in `window`; the oldest of several (FIFO), ambiguous; with none in the
 /// window, the only copy waiting, or the most recent of several, ambiguous. Without a
-/// window, as with none in it.
+/// window, as with none in it. The copies older than the one taken are marked resent.
 fn pick_up(
     ups: &mut SmallVec<[Copy; 1]>,
     t: i64,
@@ -362,11 +373,16 @@ fn pick_up(
         .enumerate()
         .filter(|(_, c)| inside(c))
         .map(|(i, _)| i);
-    match (found.next(), found.next()) {
-        (Some(i), None) => Some((ups.remove(i), false)),
-        (Some(i), Some(_)) => Some((ups.remove(i), true)),
-        (None, _) => ups.pop().map(|c| (c, true)),
+    let (i, ambiguous) = match (found.next(), found.next()) {
+        (Some(i), None) => (i, false),
+        (Some(i), Some(_)) => (i, true),
+        (None, _) => (ups.len() - 1, true),
+    };
+    // The copies sent before the one taken were resent: it is a later copy of them.
+    for c in &mut ups[..i] {
+        c.resent = true;
     }
+    Some((ups.remove(i), ambiguous))
 }
 
 fn push_side(slot: &mut Slot, side: Side, copy: Copy) {
@@ -419,6 +435,7 @@ mod tests {
                 raw: t,
                 frame: t as u64,
                 content: Content::default(),
+                resent: false,
             })
             .collect()
     }
@@ -430,6 +447,7 @@ mod tests {
         let (c, ambiguous) = pick_up(&mut ups, 8_500, Some((2_500, 2_500))).unwrap();
         assert_eq!((c.t, ambiguous), (6_000, false));
         assert_eq!(ups.len(), 1, "the original waits, to be lost");
+        assert!(ups[0].resent, "the original is marked resent");
         // A burst of duplicate ACKs 300 ns apart, the second lost: the third's copy arrives.
         let mut ups = copies(&[1_000, 1_300, 1_600]);
         let (c, ambiguous) = pick_up(&mut ups, 4_100, Some((2_500, 2_500))).unwrap();
