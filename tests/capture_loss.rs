@@ -176,6 +176,140 @@ fn a_real_loss_still_counts_the_resends_once() {
     assert_eq!(r.gaps[0].verdict, "nak_retransmitted");
 }
 
+/// (first PSN, bytes, status) of every message, in the report's order.
+fn outcomes(r: &Report) -> Vec<(u32, u64, &'static str)> {
+    r.messages
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|m| (m.first_psn, m.bytes, m.status.name()))
+        .collect()
+}
+
+/// The resend's first packet missed after a NAKed loss (write_bw.pcap without frame 62).
+/// The network loses PSN 104 (MIDDLE of the second WRITE); 105 and 106 pass, the NAK of 104
+/// comes, 107–111 still pass (the responder discards them), then the requester resends
+/// 104–111 and the capture misses the resent 104. The first copies after the NAK (from a
+/// MIDDLE) are not the messages: the resend is. Second WRITE: FIRST 103 and resent LAST 105,
+/// `incomplete` with 2048 bytes; the others `ok`.
+#[test]
+fn a_missed_resend_start_costs_only_its_message() {
+    let all = three_packet_writes();
+    let mut pkts: Vec<Packet> = all[..4].to_vec();
+    pkts.extend(all[5..7].iter().cloned());
+    pkts.push(ack_path().ack(104, syndrome::NAK_PSN_SEQUENCE, 1));
+    pkts.extend(all[7..].iter().cloned());
+    pkts.extend(all[5..].iter().cloned());
+    pkts.push(ack_path().ack(111, syndrome::ACK_UNLIMITED, 4));
+    let r = analyze(LinkType::ETHERNET, &frames(&pkts), None);
+    assert_eq!(
+        outcomes(&r),
+        [
+            (100, 3072, "ok"),
+            (103, 2048, "incomplete"),
+            (106, 3072, "ok"),
+            (109, 3072, "ok"),
+        ]
+    );
+    let f = &r.flows[0];
+    assert_eq!((f.messages.write.count, f.incomplete_messages), (3, 1));
+}
+
+/// Two packets in a row missed (allreduce_node2.pcap without frame 3, beside a packet the
+/// sniffer misses): the LAST of the second WRITE (105) and the FIRST of the third (106). The
+/// second WRITE's RETH says 3072 bytes at a PMTU of 1024 (its FIRST's payload): 3 packets, so
+/// it ends at 105 and MIDDLE 107 cannot continue it. Second WRITE `incomplete` with 2048
+/// bytes, third `incomplete` from 107 with 2048 (its FIRST unseen), the others `ok`.
+#[test]
+fn a_write_ends_where_its_dma_length_says() {
+    let mut pkts = three_packet_writes();
+    pkts.drain(5..7);
+    pkts.push(ack_path().ack(111, syndrome::ACK_UNLIMITED, 4));
+    let r = analyze(LinkType::ETHERNET, &frames(&pkts), None);
+    assert_eq!(
+        outcomes(&r),
+        [
+            (100, 3072, "ok"),
+            (103, 2048, "incomplete"),
+            (107, 2048, "incomplete"),
+            (109, 3072, "ok"),
+        ]
+    );
+    assert_eq!(r.flows[0].incomplete_messages, 2);
+}
+
+/// A capture loss and a real loss in one NAK's reach (allreduce_node2.pcap without frame 6):
+/// the sniffer misses 102 (LAST of the first WRITE), the network loses 104; the NAK of 104
+/// says the responder accepted 102 (a capture loss: the first WRITE `incomplete` with 2048
+/// bytes) and not 104 (a real loss: the copies after it are discarded, the resend 104–111
+/// counts). Every later WRITE `ok`.
+#[test]
+fn one_nak_resolves_a_capture_loss_and_a_real_loss() {
+    let all = three_packet_writes();
+    let mut pkts: Vec<Packet> = all[..2].to_vec();
+    pkts.push(all[3].clone());
+    pkts.push(all[5].clone());
+    pkts.push(ack_path().ack(104, syndrome::NAK_PSN_SEQUENCE, 1));
+    pkts.extend(all[6..].iter().cloned());
+    pkts.extend(all[4..].iter().cloned());
+    pkts.push(ack_path().ack(111, syndrome::ACK_UNLIMITED, 4));
+    let r = analyze(LinkType::ETHERNET, &frames(&pkts), None);
+    assert_eq!(
+        outcomes(&r),
+        [
+            (100, 2048, "incomplete"),
+            (103, 3072, "ok"),
+            (106, 3072, "ok"),
+            (109, 3072, "ok"),
+        ]
+    );
+    let verdicts: Vec<&str> = r.gaps.iter().map(|g| g.verdict).collect();
+    assert_eq!(verdicts, ["capture_loss", "nak_retransmitted"]);
+}
+
+/// An ACK before the gap shows (the two_tap requester-side capture without one LAST): the
+/// sniffer misses 102, the LAST of the first WRITE, whose ACK comes before the next request.
+/// The second WRITE's LAST is lost after the tap; the requester times out and resends 103,
+/// the resent 104 is lost too, the resent 105 gets through. The ACK of 102 made the gap a
+/// capture loss before the resend came, so 103 and 104 were accepted the first time and the
+/// second WRITE is `ok`, 3 packets; the first `incomplete`, 2048 bytes.
+#[test]
+fn an_ack_ahead_of_the_capture_settles_the_gap_before_a_resend() {
+    let all = three_packet_writes();
+    let pkts = vec![
+        all[0].clone(),
+        all[1].clone(),
+        ack_path().ack(102, syndrome::ACK_UNLIMITED, 1),
+        all[3].clone(),
+        all[4].clone(),
+        all[3].clone(),
+        all[5].clone(),
+        ack_path().ack(105, syndrome::ACK_UNLIMITED, 2),
+    ];
+    let r = analyze(LinkType::ETHERNET, &frames(&pkts), None);
+    assert_eq!(outcomes(&r), [(100, 2048, "incomplete"), (103, 3072, "ok")]);
+}
+
+/// An RNR NAK at a packet the capture misses (loss_ce_read.pcap without frame 2599): the
+/// NAK names a packet that arrived (no receive WQE for it), not one lost, so the gap is a
+/// capture loss and the WRITEs after it count although the capture ends before the retry:
+/// WRITE ONLY 20, 22 and 23 `ok`; 21 was never captured.
+#[test]
+fn an_rnr_nak_at_a_missed_packet_is_a_capture_loss() {
+    let pkts = vec![
+        write_only(20, 100),
+        write_only(22, 300),
+        // RNR NAK (AETH type 01), timer code 14 (spec/roce.md §3).
+        ack_path().ack(21, 0x20 | 14, 1),
+        write_only(23, 400),
+    ];
+    let r = analyze(LinkType::ETHERNET, &frames(&pkts), None);
+    assert_eq!(
+        outcomes(&r),
+        [(20, 100, "ok"), (22, 300, "ok"), (23, 400, "ok")]
+    );
+}
+
 /// Where one captured frame sits: its addresses, destination QP and BTH PSN (`None` for a
 /// frame that is not RoCE or carries no BTH), decoded here apart from the analyzer.
 #[derive(Clone, Copy)]
