@@ -310,6 +310,36 @@ fn an_rnr_nak_at_a_missed_packet_is_a_capture_loss() {
     );
 }
 
+/// A READ request missed whole after a READ whose MIDDLE response is missed
+/// (read_timeout.pcap without frames 2 and 6, found by removing frames from captures that
+/// already miss one): READs of [`read_timeout::READ_BYTES`] at PMTU [`read_timeout::PMTU`],
+/// 3 PSNs each, the first posted before the PMTU is known. The second READ's responses
+/// (PSN + 3 …) are not the first READ's although its span is unknown: a READ has one LAST.
+/// First READ `ok`, 3 packets, 3000 bytes (its bytes from its PSNs: 2 × 1024 + 952); the
+/// second cannot be counted; the third `ok`.
+#[test]
+fn a_read_keeps_its_own_last_response_past_a_hole() {
+    use roce_inspect::synth::scenario::read_timeout;
+    let s = read_timeout::scenario().sample;
+    let mut recs = recs_of(&s.records);
+    recs.remove(5);
+    recs.remove(1);
+    let r = analyze(LinkType::ETHERNET, &recs, None);
+    let first = read_timeout::FIRST_PSN;
+    let reads: Vec<(u32, u32, u64, &str)> = r
+        .messages
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter(|m| m.first_psn.wrapping_sub(first) < 9)
+        .map(|m| (m.first_psn, m.packets, m.bytes, m.status.name()))
+        .collect();
+    let bytes = u64::from(read_timeout::READ_BYTES);
+    assert_eq!(reads.len(), 2, "{reads:?}");
+    assert!(reads.contains(&(first, 3, bytes, "ok")), "{reads:?}");
+    assert!(reads.contains(&(first + 6, 3, bytes, "ok")), "{reads:?}");
+}
+
 /// Where one captured frame sits: its addresses, destination QP and BTH PSN (`None` for a
 /// frame that is not RoCE or carries no BTH), decoded here apart from the analyzer.
 #[derive(Clone, Copy)]
