@@ -38,7 +38,8 @@
 //! or LAST of the same kind and, for a WRITE whose RETH and PMTU are known, its PSN is within
 //! the message's `ceil(DMA length / PMTU)` packets (FIRST and MIDDLE payloads are PMTU bytes:
 //! spec/roce.md §5, Reassembly); a SEND carries no length, so a gap inside a SEND is taken to
-//! end before the SEND does. Otherwise the message in progress is cut there and the packet
+//! end before the SEND does (a gap of two or more PSNs that ends one SEND and begins the next
+//! joins them: which PSN ended the first, the capture cannot tell). Otherwise the message in progress is cut there and the packet
 //! begins a message of its own (headless when it is a MIDDLE or LAST).
 
 use std::collections::VecDeque;
