@@ -340,6 +340,23 @@ fn a_read_keeps_its_own_last_response_past_a_hole() {
     assert!(reads.contains(&(first + 6, 3, bytes, "ok")), "{reads:?}");
 }
 
+/// Unanswered gaps past the bounds lose nothing: WRITE ONLY at every other PSN (40 gaps of one PSN, no ACK,
+/// more than `capture_gap::MAX_FORKS` open at once), then one gap followed by 300 WRITE ONLYs
+/// (more than `MAX_HELD` held): the oldest gaps are taken for capture losses as the bounds
+/// are met, and every WRITE the capture shows is counted `ok`, in PSN order.
+#[test]
+fn unanswered_gaps_past_the_bounds_count_every_write() {
+    let mut pkts: Vec<Packet> = (0..41u32).map(|k| write_only(1000 + 2 * k, 64)).collect();
+    pkts.extend((0..300u32).map(|k| write_only(1100 + k, 64)));
+    let r = analyze(LinkType::ETHERNET, &frames(&pkts), None);
+    let f = &r.flows[0];
+    assert_eq!((f.messages.write.count, f.incomplete_messages), (341, 0));
+    let psns: Vec<u32> = outcomes(&r).iter().map(|o| o.0).collect();
+    let want: Vec<u32> = (0..41u32).map(|k| 1000 + 2 * k).chain(1100..1400).collect();
+    assert_eq!(psns, want);
+    assert_eq!(r.gaps.len(), 41);
+}
+
 /// Where one captured frame sits: its addresses, destination QP and BTH PSN (`None` for a
 /// frame that is not RoCE or carries no BTH), decoded here apart from the analyzer.
 #[derive(Clone, Copy)]
