@@ -140,33 +140,11 @@ pub(super) fn dropped(
         return;
     };
     f.cold_mut().capture_gap.forks.truncate(level);
-    let below = match level {
-        0 => &f.req_asm,
-        k => &f.cold().capture_gap.forks[k - 1].asm,
+    let known = match open_above(f, sink, level, p.psn) {
+        Some(known) => known,
+        None if level == 0 => return,
+        None => false,
     };
-    let mut known = false;
-    if let Some(resume) = below.expected().filter(|_| below.is_ahead(p.psn)) {
-        let asm = below.resynced();
-        if level == MAX_FORKS {
-            commit(f, sink);
-        }
-        let fork = Fork {
-            resume,
-            gap_end: p.psn,
-            asm,
-            cut: None,
-            held: VecDeque::new(),
-        };
-        let state = &mut f.cold_mut().capture_gap;
-        // Accepted already (an answer before the gap showed): a capture loss.
-        known = level == 0
-            && state.accepted.take().is_some_and(|a| {
-                psn_diff(a, resume) >= 0 && verdict(&fork, a, false) == Verdict::CaptureLoss
-            });
-        state.forks.push(fork);
-    } else if level == 0 {
-        return;
-    }
     let Some(fork) = f.cold_mut().capture_gap.forks.last_mut() else {
         return;
     };
@@ -194,6 +172,37 @@ pub(super) fn dropped(
     {
         commit(f, sink);
     }
+}
+
+/// Open a fork above level `level` (0: the flow's assembler) when `psn` is ahead of that
+/// level's assembler: `Some(true)` when the responder had already accepted the whole gap (a
+/// capture loss at once), `Some(false)` when the gap waits for an answer, `None` when `psn`
+/// is not ahead (no fork opened).
+fn open_above(f: &mut Flow, sink: &mut Sink, level: usize, psn: u32) -> Option<bool> {
+    let below = match level {
+        0 => &f.req_asm,
+        k => &f.cold().capture_gap.forks[k - 1].asm,
+    };
+    let resume = below.expected().filter(|_| below.is_ahead(psn))?;
+    let asm = below.resynced();
+    if level == MAX_FORKS {
+        commit(f, sink);
+    }
+    let fork = Fork {
+        resume,
+        gap_end: psn,
+        asm,
+        cut: None,
+        held: VecDeque::new(),
+    };
+    let state = &mut f.cold_mut().capture_gap;
+    // Accepted already (an answer before the gap showed): a capture loss.
+    let known = level == 0
+        && state.accepted.take().is_some_and(|a| {
+            psn_diff(a, resume) >= 0 && verdict(&fork, a, false) == Verdict::CaptureLoss
+        });
+    state.forks.push(fork);
+    Some(known)
 }
 
 impl Fork {
