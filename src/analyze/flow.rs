@@ -172,8 +172,9 @@ pub struct FlowCold {
     pub last_rnr: Option<PendingNak>,
     /// Gap stories still open.
     pub open_gaps: VecDeque<OpenGap>,
-    /// Request packets after a gap not yet known to be a capture loss or a real one.
-    pub gap_fork: Option<Box<super::capture_gap::Fork>>,
+    /// Request packets after gaps not yet known to be capture losses or real ones (see
+    /// `capture_gap`).
+    pub capture_gap: super::capture_gap::State,
     /// While retransmitting: the PSN that continues the current retransmission episode.
     pub retx_psn: Option<u32>,
     /// Retransmission episodes after a PSN-sequence NAK.

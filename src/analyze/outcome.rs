@@ -326,7 +326,9 @@ fn read_response(f: &mut Flow, fi: usize, g: &mut Flow, k: usize, sink: &mut Sin
     }
     if d > 0 {
         // After a hole: the requester discards it (go-back-N), but the responder executed.
-        if last {
+        // A READ has one LAST (a re-executed one repeats its PSN): a later LAST past the
+        // hole answers a READ whose request the capture missed (its span unknown here).
+        if last && o.end_after_hole.is_none() {
             o.end_after_hole = Some((r.psn, r.payload, r.frame, r.ts));
             if let Some(story) = o.gap.and_then(|i| sink.gaps.get_mut(i)) {
                 story.ack_frame.get_or_insert(r.frame);

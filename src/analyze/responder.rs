@@ -59,7 +59,8 @@ pub(super) fn count(f: &mut Flow, a: &AethPkt) {
 /// requests it answers.
 pub(super) fn aeth(f: &mut Flow, fi: usize, g: &mut Flow, gi: usize, sink: &mut Sink, a: &AethPkt) {
     let kind = a.aeth.kind();
-    super::capture_gap::answered(g, sink, a.psn, !matches!(kind, AethKind::Ack { .. }));
+    let expects = matches!(kind, AethKind::Nak(NakCode::PsnSeqErr));
+    super::capture_gap::answered(g, sink, a.psn, expects);
     match kind {
         AethKind::Ack { .. } => ack(g, gi, sink, a),
         AethKind::Nak(NakCode::PsnSeqErr) => seq_nak(g, gi, sink, a),
