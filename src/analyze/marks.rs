@@ -221,6 +221,18 @@ impl MarkState {
     }
 }
 
+/// Tap `a` for marks: a [`MarkTap`] in front of the tap it had (which still gets every
+/// event), and the shared state to read the marks from.
+pub fn tap(a: &mut super::Analyzer) -> Arc<Mutex<MarkState>> {
+    let state = Arc::new(Mutex::new(MarkState::default()));
+    let inner = a.take_tap();
+    a.set_tap(Box::new(MarkTap {
+        state: Arc::clone(&state),
+        inner,
+    }));
+    state
+}
+
 /// The analysis tap that computes [`Marks`]: its state is shared with the reader, which calls
 /// [`MarkState::begin`] before each frame and reads the marks after it. Events are passed on
 /// to `inner` (the `--html` recorder) when there is one.
