@@ -156,5 +156,17 @@ mod tests {
         l.s("x\n");
         append_tags(&mut l, &Marks::default());
         assert_eq!(l.buf, b"x\n");
+        // The message id alone: in JSON and -V, not a tag of the text line.
+        let only = Marks {
+            message: Some(45),
+            ..Marks::default()
+        };
+        append_tags(&mut l, &only);
+        assert_eq!(l.buf, b"x\n");
+        assert_eq!(json(&only), "\"analysis\":{\"message\":45}");
+        let mut l = Line::new();
+        l.s("  1 line\n\n");
+        append_tree(&mut l, &Marks { gap: 1, ..only });
+        assert!(l.buf.ends_with(b"    Analysis: [GAP 1] message 45\n\n"));
     }
 }
