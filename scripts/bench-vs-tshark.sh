@@ -8,6 +8,7 @@
 # Traces: examples/make_trace.rs (8 RC QP pairs, 64-byte WRITE ONLY + ACK, ~138 B per frame)
 # and examples/make_mixed.rs (the sample scenarios tiled: PMTU 1024 WRITEs with loss and
 # go-back-N, READs with timeouts, incast with CE and CNPs), both with valid ICRCs.
+# The binaries are cargo's, in $CARGO_TARGET_DIR when it is set (else ./target).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-1000000}
@@ -18,10 +19,11 @@ cargo build --release --quiet --example make_trace --example make_mixed --exampl
 cargo build --release --quiet
 SMALL="$OUT/trace-$N.pcap"
 MIXED="$OUT/mixed-$((N / 2)).pcap"
-[ -f "$SMALL" ] || ./target/release/examples/make_trace "$SMALL" "$N" > /dev/null
-[ -f "$MIXED" ] || ./target/release/examples/make_mixed "$MIXED" "$((N / 2))" > /dev/null
-BIN=./target/release/roce-inspect
-LOOP=./target/release/examples/pcap_loop
+TARGET=${CARGO_TARGET_DIR:-./target}
+[ -f "$SMALL" ] || "$TARGET"/release/examples/make_trace "$SMALL" "$N" > /dev/null
+[ -f "$MIXED" ] || "$TARGET"/release/examples/make_mixed "$MIXED" "$((N / 2))" > /dev/null
+BIN=$TARGET/release/roce-inspect
+LOOP=$TARGET/release/examples/pcap_loop
 TIME=/usr/bin/time
 [ -x "$TIME" ] || { echo "GNU time (/usr/bin/time) is needed (Debian package time)" >&2; exit 1; }
 THREADS=""
@@ -98,6 +100,9 @@ bench() {
     run -k y1 "roce-inspect read -Y (1 core)" taskset -c 0 $BIN read -Y "$DFILTER" "$trace"
     run -k y "roce-inspect read -Y" $BIN read -Y "$DFILTER" "$trace"
     run -k tsharky "tshark -Y (same filter)" tshark -r "$trace" -Y "$TSHARK_DFILTER"
+    # With the analysis marks (one thread, a window of frames for late marks); no tshark
+    # counterpart for InfiniBand.
+    run "roce-inspect read -Y analysis.retransmission" $BIN read -Y analysis.retransmission "$trace"
   fi
   ratios
   MED=()

@@ -1068,6 +1068,65 @@ fn marks_equal_scenario_truth() {
     }
 }
 
+/// `analysis.message` groups the packets as the `write_bw` scenario's responder accepted them
+/// (its truth: the frames of each message, in sequence, so without the copies it discarded
+/// after the lost packet), each group's id is the frame that began it, `-Y 'analysis.message
+/// == N'` shows exactly the frames of message N, and `--messages --json` prints the same ids,
+/// each with the first and last frame and packet count of its group.
+#[test]
+fn message_ids_equal_scenario_truth() {
+    use roce_inspect::synth::scenario::write_bw;
+    let dir = tempfile::tempdir().unwrap();
+    let w = write_bw::scenario();
+    let wf = dir.path().join("w.pcap");
+    std::fs::write(&wf, w.sample.bytes()).unwrap();
+    let want: BTreeMap<u64, Vec<u64>> = w
+        .truth
+        .message_frames
+        .iter()
+        .map(|frames| (frames[0], frames.clone()))
+        .collect();
+    assert_eq!(want.len(), write_bw::MESSAGES);
+    let mut got: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for r in marked_fields(&wf, "analysis.message", &["frame", "analysis.message"]) {
+        let (frame, id) = (r[0].parse().unwrap(), r[1].parse().unwrap());
+        got.entry(id).or_default().push(frame);
+    }
+    assert_eq!(got, want);
+    // The message the loss falls in: its packets before the gap, then the resends.
+    let lossy = &w.truth.message_frames[write_bw::LOST_INDEX / 4];
+    let expr = format!("analysis.message == {}", lossy[0]);
+    let shown: Vec<u64> = marked_fields(&wf, &expr, &["frame"])
+        .iter()
+        .map(|r| r[0].parse().unwrap())
+        .collect();
+    assert_eq!(&shown, lossy);
+    let out = Command::new(BIN)
+        .arg("read")
+        .arg(&wf)
+        .args(["--messages", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let listed: BTreeMap<u64, Vec<u64>> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let m: J = serde_json::from_str(l).unwrap();
+            let n = |k: &str| m[k].as_u64().unwrap();
+            (
+                n("id"),
+                vec![n("first_frame"), n("last_frame"), n("packets")],
+            )
+        })
+        .collect();
+    let groups: BTreeMap<u64, Vec<u64>> = want
+        .iter()
+        .map(|(id, f)| (*id, vec![f[0], f[f.len() - 1], f.len() as u64]))
+        .collect();
+    assert_eq!(listed, groups);
+}
+
 /// The `analysis` object of `--marks --json` and the `analysis.*` fields of `-T fields` (the
 /// registry) say the same, and every key `--json` prints with marks has a registry entry.
 #[test]

@@ -1,5 +1,6 @@
 //! `roce-inspect export --parquet`: the tables read back with the `parquet` crate equal what
-//! `read --json` and `read --summary --json` print, field by field; DuckDB and Polars
+//! `read --json --marks` (the packets and their `analysis` object) and `read --summary --json`
+//! print, field by field; DuckDB and Polars
 //! (independent Parquet readers) read a folder of several exports as one dataset with the same
 //! per-flow packet counts and the same packet and message values.
 
@@ -138,9 +139,9 @@ fn part(dir: &Path, table: &str, capture: &str) -> PathBuf {
         .join("part-0.parquet")
 }
 
-/// The RoCE lines of `read --json`, flattened.
+/// The RoCE lines of `read --json --marks` (with the `analysis` object), flattened.
 fn json_packets(file: &Path) -> Vec<Map<String, Value>> {
-    let out = run_ok(bin().arg("read").arg(file).arg("--json"));
+    let out = run_ok(bin().arg("read").arg(file).args(["--json", "--marks"]));
     String::from_utf8(out)
         .unwrap()
         .lines()
@@ -303,6 +304,89 @@ fn hostile_captures_round_trip() {
         let host = name.trim_end_matches(".pcap");
         assert_packets_round_trip(&f, tmp.path(), host);
     }
+}
+
+/// The `packets` table's analysis columns against the `write_bw` scenario's truth, read back
+/// with the `parquet` crate: `analysis_retransmission` is set exactly on the WRITE packets whose
+/// (destination QP, PSN, opcode) an earlier frame carried, found here from the frames' bytes
+/// (BTH at offset 42 of these untagged IPv4 frames: opcode byte 0, DestQP bytes 5–7, PSN bytes
+/// 9–11, IBTA Vol 1 §9.2), and null elsewhere; `analysis_message` groups the frames as the
+/// scenario's responder accepted them into messages.
+#[test]
+fn analysis_columns_equal_scenario_truth() {
+    let w = scenario::write_bw::scenario();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("w.pcap");
+    std::fs::write(&file, w.sample.bytes()).unwrap();
+    let dir = tmp.path().join("out");
+    export(&[&file], &dir, &[]);
+    let rows = read_table(&part(&dir, "packets", "w.pcap"));
+    let be = |b: &[u8]| b.iter().fold(0u32, |v, &x| v << 8 | u32::from(x));
+    let mut seen = std::collections::HashSet::new();
+    let mut want_retx = Vec::new();
+    for (i, r) in w.sample.records.iter().enumerate() {
+        let bth = &r.data[42..54];
+        let key = (bth[0], be(&bth[5..8]), be(&bth[9..12]));
+        // ACKs (opcode 0x11) are not requests or responses: their PSNs repeat by design.
+        if key.0 != 0x11 && !seen.insert(key) {
+            want_retx.push(i as u64 + 1);
+        }
+    }
+    assert_eq!(rows.len(), w.sample.records.len());
+    let got_retx: Vec<u64> = rows
+        .iter()
+        .filter(|r| r["analysis_retransmission"] == Value::Bool(true))
+        .map(|r| r["frame"].as_u64().unwrap())
+        .collect();
+    assert!(!want_retx.is_empty());
+    assert_eq!(got_retx, want_retx);
+    assert!(
+        rows.iter()
+            .all(|r| r["analysis_retransmission"].is_null() || r["analysis_retransmission"] == true)
+    );
+    let mut groups: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for r in &rows {
+        if let Some(id) = r["analysis_message"].as_u64() {
+            groups
+                .entry(id)
+                .or_default()
+                .push(r["frame"].as_u64().unwrap());
+        }
+    }
+    let want: BTreeMap<u64, Vec<u64>> = w
+        .truth
+        .message_frames
+        .iter()
+        .map(|f| (f[0], f.clone()))
+        .collect();
+    assert_eq!(groups, want);
+}
+
+/// A late mark reaches the `packets` table through the export's window: in
+/// ../shared/cases/nak_verdicts.pcap (its README: FETCH_ADD PSN 302, frame 5, is answered by a
+/// NAK remote access error, frame 6; WRITE ONLY PSN 900, frame 7, by a NAK invalid request,
+/// frame 8) `analysis_naked` is set on frames 5 and 7 only, `analysis_nak_reason` on 6 and 8.
+#[test]
+fn late_naked_marks_reach_the_packets_table() {
+    need_shared!();
+    let case = PathBuf::from(common::case("nak_verdicts.pcap"));
+    let tmp = tempfile::tempdir().unwrap();
+    export(&[&case], tmp.path(), &[]);
+    let rows = read_table(&part(tmp.path(), "packets", "nak_verdicts.pcap"));
+    let frames = |col: &str| -> Vec<(u64, Value)> {
+        rows.iter()
+            .filter(|r| !r[col].is_null())
+            .map(|r| (r["frame"].as_u64().unwrap(), r[col].clone()))
+            .collect()
+    };
+    assert_eq!(
+        frames("analysis_naked"),
+        vec![(5, Value::Bool(true)), (7, Value::Bool(true))]
+    );
+    assert_eq!(
+        frames("analysis_nak_reason"),
+        vec![(6, "remote_access".into()), (8, "invalid_request".into())]
+    );
 }
 
 /// A generated trace longer than one batch (65 536 rows), with every 97th frame cut short.

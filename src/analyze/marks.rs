@@ -22,6 +22,12 @@ pub struct Marks {
     pub ack_rtt_ns: Option<u64>,
     /// On a CNP: the frame number of the last CE-marked packet of the flow it notifies.
     pub cnp_for: Option<u64>,
+    /// The id of the message the analysis accepted this packet into
+    /// ([`Message::id`](super::message::Message::id): the frame number of the packet that
+    /// began it), as `--messages` prints it. Set on the request packets the message
+    /// reassembly accepts (as the responder accepts them: not on copies it discards, go-back-N)
+    /// and, for a READ, atomic, FLUSH or ATOMIC WRITE, on the responses matched to it.
+    pub message: Option<u64>,
 }
 
 /// PSNs per flow and space whose having been seen is remembered (for `retransmission` versus
@@ -32,6 +38,15 @@ impl Marks {
     /// Whether no mark is set.
     pub fn is_empty(&self) -> bool {
         *self == Marks::default()
+    }
+
+    /// Whether a verdict is set: a mark other than `message` (which most data packets carry),
+    /// so one that the text line shows as a tag.
+    pub fn has_verdict(&self) -> bool {
+        Marks {
+            message: None,
+            ..*self
+        } != Marks::default()
     }
 }
 
@@ -179,6 +194,7 @@ impl MarkState {
                 self.marks.cnp_for = target.and_then(|t| self.flows.get(&t)?.last_ce);
             }
             TapEvent::AckRtt { rtt_ns, .. } => self.marks.ack_rtt_ns = Some(rtt_ns),
+            TapEvent::InMessage { message } => self.marks.message = Some(message),
             TapEvent::Message(_) | TapEvent::MessageStatus { .. } => {}
         }
     }
@@ -203,6 +219,18 @@ impl MarkState {
             None => *seen = Some(SeenPsns::new(psn)),
         }
     }
+}
+
+/// Tap `a` for marks: a [`MarkTap`] in front of the tap it had (which still gets every
+/// event), and the shared state to read the marks from.
+pub fn tap(a: &mut super::Analyzer) -> Arc<Mutex<MarkState>> {
+    let state = Arc::new(Mutex::new(MarkState::default()));
+    let inner = a.take_tap();
+    a.set_tap(Box::new(MarkTap {
+        state: Arc::clone(&state),
+        inner,
+    }));
+    state
 }
 
 /// The analysis tap that computes [`Marks`]: its state is shared with the reader, which calls

@@ -154,6 +154,11 @@ impl From<Reth> for RethInfo {
 /// One reassembled (or still open) message.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Message {
+    /// The message's id: the frame number of the packet that began it (its FIRST or ONLY
+    /// packet; a READ's, atomic's, FLUSH's or ATOMIC WRITE's request; the first packet seen of
+    /// a message whose start the capture missed). Unique in a capture; every packet the
+    /// analysis accepted into the message carries it as `analysis.message`.
+    pub id: u64,
     /// Index of the flow (in `Report::flows`) whose packets make up the message.
     pub flow: usize,
     /// Message kind.
@@ -208,6 +213,7 @@ impl Message {
     #[inline(always)]
     fn begun(p: &Piece, flow: usize) -> Message {
         Message {
+            id: p.frame,
             flow,
             kind: p.kind,
             immediate: p.immediate,

@@ -257,16 +257,26 @@ pub(super) fn response(
         (MessageKind::Read, false) => read_response(f, fi, g, k, sink, r),
         (MessageKind::Atomic, true) => {
             if let Some(o) = g.outstanding.remove(k) {
+                in_message(sink, &o.msg);
                 emit(g, sink, &o.msg, MessageStatus::Ok);
             }
         }
         (MessageKind::Flush | MessageKind::AtomicWrite, false) if r.pos == Position::Only => {
             if let Some(o) = g.outstanding.remove(k) {
+                in_message(sink, &o.msg);
                 emit(g, sink, &o.msg, MessageStatus::Ok);
             }
         }
         _ => f.cold_mut().responses_duplicate += 1,
     }
+}
+
+/// The response packet being analysed belongs to request message `m`: tell the tap
+/// (`analysis.message`).
+#[inline]
+fn in_message(sink: &mut Sink, m: &Message) {
+    let message = m.id;
+    sink.emit(|| super::tap::TapEvent::InMessage { message });
 }
 
 /// The READ message of outstanding `o`, carried by flow `resp_flow`; `end` is its last
@@ -338,6 +348,7 @@ fn read_response(f: &mut Flow, fi: usize, g: &mut Flow, k: usize, sink: &mut Sin
     }
     o.accepted.0 += 1;
     o.accepted.1 += u64::from(r.payload);
+    in_message(sink, &o.msg);
     o.frontier = psn_add(r.psn, 1);
     if last && let Some(o) = g.outstanding.remove(k) {
         let m = read_message(&o, fi, Some((r.psn, r.payload, r.frame, r.ts)));

@@ -250,10 +250,14 @@ fn assemble(
             return;
         }
         Accept::Open => {
+            in_message(f, sink);
             capture_gap::resent(f);
             return;
         }
-        Accept::Completed => capture_gap::resent(f),
+        Accept::Completed => {
+            in_message(f, sink);
+            capture_gap::resent(f);
+        }
     }
     let Some(m) = f.req_asm.finished() else {
         return;
@@ -283,6 +287,16 @@ fn assemble(
     unit(f, first_psn);
     if kind.is_some() {
         outcome::expect_response(f, sink, m, span);
+    }
+}
+
+/// The packet the flow's assembler just accepted belongs to its open message: tell the tap
+/// (`analysis.message`). Nothing is made without a tap.
+#[inline]
+fn in_message(f: &Flow, sink: &mut Sink) {
+    if let Some(m) = &f.req_asm.open {
+        let message = m.id;
+        sink.emit(|| super::tap::TapEvent::InMessage { message });
     }
 }
 

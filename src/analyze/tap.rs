@@ -103,6 +103,13 @@ pub enum TapEvent<'a> {
         /// Round-trip time, ns.
         rtt_ns: u64,
     },
+    /// The packet being analysed was accepted into a message: by reassembly (as the
+    /// responder accepts a request packet, go-back-N), or as the READ response, atomic ACK or
+    /// FLUSH / ATOMIC WRITE response its request awaited.
+    InMessage {
+        /// The message's id ([`Message::id`]: the frame number of the packet that began it).
+        message: u64,
+    },
     /// A message completed by reassembly (READ latency in `read_latency_ns`), or, at the end of
     /// the analysis, one still open (`complete` false), with its status so far.
     Message(&'a Message),

@@ -184,6 +184,8 @@ fn export_file(path: &str, a: &ExportArgs, progress: &mut Progress) -> Result<Ex
         host: a.host.clone().unwrap_or_else(|| default_host(path)),
     };
     let mut exp = Exporter::create(target).with_context(|| shown.to_string())?;
+    // The packets table's analysis columns (a bounded window of rows for late marks).
+    exp.mark_with(crate::analyze::marks::tap(&mut analyzer));
     let mut read_err = None;
     loop {
         let rec = match src.next_record() {
@@ -196,6 +198,7 @@ fn export_file(path: &str, a: &ExportArgs, progress: &mut Progress) -> Result<Ex
         };
         progress.frame(rec.caplen);
         let frame = decode_frame(linktype, rec.data, rec.len, &cfg);
+        exp.begin(rec.number);
         analyzer.push(rec.number, rec.ts_ns, &frame);
         let meta = PacketMeta {
             frame: rec.number,

@@ -897,6 +897,12 @@ pub static FIELDS: &[Field] = &[
         "on a CNP: frame number of the CE packet it answers",
         |p| p.mark(|m| m.cnp_for.map(VU)),
     ),
+    one(
+        "analysis.message",
+        U,
+        "id of the message it was accepted into (frame number that began it, as --messages)",
+        |p| p.mark(|m| m.message.map(VU)),
+    ),
 ];
 
 fn lrh(p: &Pkt<'_, '_>, f: fn(&crate::decode::Lrh) -> u64) -> Option<Value> {

@@ -37,9 +37,10 @@ pub fn tags(m: &Marks) -> String {
     t.join(" ")
 }
 
-/// Append ` TAGS` before the newline that ends the last line in `l` (nothing without marks).
+/// Append ` TAGS` before the newline that ends the last line in `l` (nothing without a
+/// verdict: `message` alone is not a tag, it would end nearly every line).
 pub fn append_tags(l: &mut Line, m: &Marks) {
-    if m.is_empty() {
+    if !m.has_verdict() {
         return;
     }
     let nl = l.buf.last() == Some(&b'\n');
@@ -79,6 +80,9 @@ pub fn json(m: &Marks) -> String {
     if let Some(c) = m.cnp_for {
         f.push(format!("\"cnp_for\":{c}"));
     }
+    if let Some(id) = m.message {
+        f.push(format!("\"message\":{id}"));
+    }
     format!("\"analysis\":{{{}}}", f.join(","))
 }
 
@@ -92,8 +96,8 @@ pub fn append_json(l: &mut Line, m: &Marks) {
     l.s(",").s(&json(m)).s("}\n");
 }
 
-/// Add an `Analysis:` line with the tags to the `-V` tree that ends `l` (before its blank
-/// line); nothing without marks.
+/// Add an `Analysis:` line with the tags and the message id (`message N`) to the `-V` tree
+/// that ends `l` (before its blank line); nothing without marks.
 pub fn append_tree(l: &mut Line, m: &Marks) {
     if m.is_empty() {
         return;
@@ -102,7 +106,14 @@ pub fn append_tree(l: &mut Line, m: &Marks) {
     if blank {
         l.buf.pop();
     }
-    l.s("    Analysis: ").s(&tags(m)).s("\n");
+    let mut text = tags(m);
+    if let Some(id) = m.message {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(&format!("message {id}"));
+    }
+    l.s("    Analysis: ").s(&text).s("\n");
     if blank {
         l.s("\n");
     }
@@ -145,5 +156,17 @@ mod tests {
         l.s("x\n");
         append_tags(&mut l, &Marks::default());
         assert_eq!(l.buf, b"x\n");
+        // The message id alone: in JSON and -V, not a tag of the text line.
+        let only = Marks {
+            message: Some(45),
+            ..Marks::default()
+        };
+        append_tags(&mut l, &only);
+        assert_eq!(l.buf, b"x\n");
+        assert_eq!(json(&only), "\"analysis\":{\"message\":45}");
+        let mut l = Line::new();
+        l.s("  1 line\n\n");
+        append_tree(&mut l, &Marks { gap: 1, ..only });
+        assert!(l.buf.ends_with(b"    Analysis: [GAP 1] message 45\n\n"));
     }
 }

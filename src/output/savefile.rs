@@ -64,7 +64,7 @@ impl MarkedWriter {
         data: &[u8],
         marks: Option<&Marks>,
     ) -> io::Result<()> {
-        let options = match marks.filter(|m| !m.is_empty()) {
+        let options = match marks.filter(|m| m.has_verdict()) {
             Some(m) => vec![EnhancedPacketOption::Comment(Cow::Owned(
                 super::marks::tags(m),
             ))],

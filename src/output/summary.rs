@@ -837,9 +837,9 @@ pub fn write_gaps_fit(
 }
 
 /// Message-table columns hidden first when the terminal is narrow: what the flow number and
-/// the QPN already say, then the details of one message kind; a READ's latency last (a READ
-/// that timed out shows there).
-const MESSAGE_DROP_ORDER: [&str; 8] = [
+/// the QPN already say, then the details of one message kind, a READ's latency (a READ that
+/// timed out shows there), and last the flow number (the id and QPN still tell the message).
+const MESSAGE_DROP_ORDER: [&str; 9] = [
     "src → dst",
     "imm",
     "RETH va / rkey / len",
@@ -848,10 +848,12 @@ const MESSAGE_DROP_ORDER: [&str; 8] = [
     "start (s)",
     "duration",
     "READ latency",
+    "flow",
 ];
 
 /// Write the reassembled messages (`--messages`; needs `AnalyzeConfig::keep_messages`), every
-/// column.
+/// column; the first, `id`, is the message's id, which its packets carry as
+/// `analysis.message`.
 pub fn write_messages(report: &Report, out: &mut dyn Write, color: bool) -> io::Result<()> {
     write_messages_fit(report, out, color, None)
 }
@@ -873,6 +875,7 @@ pub fn write_messages_fit(
     };
     let t0 = report.frames.first_ts_ns.unwrap_or(0);
     let header = [
+        "id",
         "flow",
         "src → dst",
         "QP",
@@ -922,6 +925,7 @@ pub fn write_messages_fit(
             Cell::new(state)
         };
         vec![
+            right(m.id),
             right(m.flow),
             Cell::new(flow_label(f)),
             Cell::new(format!("{:#08x}", f.dest_qp)),

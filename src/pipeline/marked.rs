@@ -61,17 +61,16 @@ pub struct Marking {
 impl Marking {
     /// Tap `a` for marks (events still reach the tap it had, e.g. the `--html` recorder).
     pub fn tap(a: &mut Analyzer) -> Marking {
-        let state = Arc::new(Mutex::new(MarkState::default()));
-        let inner = a.take_tap();
-        a.set_tap(Box::new(MarkTap {
-            state: Arc::clone(&state),
-            inner,
-        }));
         Marking {
-            state,
+            state: crate::analyze::marks::tap(a),
             held: VecDeque::new(),
             bytes: 0,
         }
+    }
+
+    /// The marks tap's shared state (for the Parquet export of the same run).
+    pub fn state_handle(&self) -> Arc<Mutex<MarkState>> {
+        Arc::clone(&self.state)
     }
 
     /// The tap the marks tap passes events on to, from the analyzer's tap at the end.

@@ -198,6 +198,8 @@ pub struct Run {
     marking: Option<Marking>,
     /// `read -w FILE`: the shown frames, written instead of printed.
     savefile: Option<MarkedWriter>,
+    /// The Parquet export put a marks tap of its own on the analyzer (without `marking`).
+    export_tapped: bool,
 }
 
 impl Run {
@@ -244,6 +246,7 @@ impl Run {
             input_warnings: Vec::new(),
             marking,
             savefile: None,
+            export_tapped: false,
             export: None,
             frames: 0,
             roce: 0,
@@ -271,7 +274,7 @@ impl Run {
     /// Also export every RoCE frame, and at the end the report, as Parquet (the analyzer runs
     /// even without a report option, keeping its messages for the `messages` table). Records
     /// must then go through [`Run::record`].
-    pub fn export_to(&mut self, exporter: Exporter) {
+    pub fn export_to(&mut self, mut exporter: Exporter) {
         let r = &self.shape.display.report;
         let analyzer = self.analyzer.take();
         self.analyzer = Some(match analyzer {
@@ -291,6 +294,19 @@ impl Run {
                 a
             }
         });
+        // The packets table's analysis columns: the marks of the packet lines when they are
+        // marked, else a marks tap of the export's own.
+        let state = match (&self.marking, &mut self.analyzer) {
+            (Some(m), _) => Some(m.state_handle()),
+            (None, Some(a)) => {
+                self.export_tapped = true;
+                Some(crate::analyze::marks::tap(a))
+            }
+            (None, None) => None,
+        };
+        if let Some(s) = state {
+            exporter.mark_with(s);
+        }
         self.export = Some(exporter);
     }
 
@@ -318,6 +334,9 @@ impl Run {
         let (ts_ns, base_ts_ns) = self.times(rec, &frame);
         if let Some(m) = &self.marking {
             m.begin(rec.number);
+        }
+        if let Some(e) = &self.export {
+            e.begin(rec.number);
         }
         self.account(rec.number, ts_ns, &frame);
         if let Some(e) = &mut self.export {
@@ -474,7 +493,7 @@ impl Run {
             return printed.and(saved);
         };
         let mut tap = a.take_tap();
-        if self.marking.is_some() {
+        if self.marking.is_some() || self.export_tapped {
             tap = Marking::inner_tap(tap);
         }
         // Marks alone ask for no report.

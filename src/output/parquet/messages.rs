@@ -50,6 +50,7 @@ columns! {
     first_frame: UInt64Array = DataType::UInt64, false, |m| Some(m.first_frame);
     first_psn: UInt64Array = DataType::UInt64, false, |m| Some(u64::from(m.first_psn));
     flow: UInt64Array = DataType::UInt64, false, |m| Some(m.flow as u64);
+    id: UInt64Array = DataType::UInt64, false, |m| Some(m.id);
     imm_data: UInt64Array = DataType::UInt64, true, only IMM, |m| m.imm_data.map(u64::from);
     immediate: BooleanArray = DataType::Boolean, false, |m| Some(m.immediate);
     kind: Texts = DataType::Utf8, false, |m| Some(m.kind.name());
@@ -101,6 +102,7 @@ mod tests {
     /// A message with every optional field set (so that every key has a value in JSON).
     fn full() -> Message {
         Message {
+            id: 11,
             flow: 3,
             kind: MessageKind::Read,
             immediate: true,

@@ -22,6 +22,7 @@ pub mod columns;
 pub mod file;
 pub mod flat;
 pub mod gaps;
+pub mod marked;
 pub mod messages;
 pub mod packets;
 pub mod report;
@@ -34,6 +35,7 @@ use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, StringArray};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use serde::Serialize;
 
+use crate::analyze::marks::MarkState;
 use crate::analyze::message::Message;
 use crate::analyze::report::GapReport;
 use crate::analyze::{Analyzer, Report};
@@ -131,6 +133,8 @@ pub struct Exporter {
     packets: PartFile<Vec<PacketRow>>,
     messages: PartFile<Vec<Message>>,
     counts: ExportCounts,
+    /// The analysis marks of the rows and the rows waiting for late ones (see [`marked`]).
+    marks: Option<marked::MarkWindow>,
 }
 
 impl Exporter {
@@ -147,7 +151,22 @@ impl Exporter {
             packets,
             messages,
             counts: ExportCounts::default(),
+            marks: None,
         })
+    }
+
+    /// Fill the `analysis_*` columns from the marks tap `state` (from
+    /// [`crate::analyze::marks::tap`] on the analyzer the frames go through): then call
+    /// [`Exporter::begin`] before each frame is analysed and [`Exporter::frame`] after.
+    pub fn mark_with(&mut self, state: std::sync::Arc<std::sync::Mutex<MarkState>>) {
+        self.marks = Some(marked::MarkWindow::new(state));
+    }
+
+    /// Before frame `number` is analysed (with [`Exporter::mark_with`]).
+    pub fn begin(&self, number: u64) {
+        if let Some(w) = &self.marks {
+            w.begin(number);
+        }
     }
 
     /// Add one RoCE packet.
@@ -155,7 +174,14 @@ impl Exporter {
     /// # Errors
     /// Writing a full batch failed.
     pub fn packet(&mut self, m: &PacketMeta<'_>, p: &RocePacket<'_>) -> Result<(), ExportError> {
-        self.rows.push(m, p);
+        match &mut self.marks {
+            Some(w) => {
+                if let Some(r) = w.push(PacketRow::new(m, p)) {
+                    self.rows.push_row(r);
+                }
+            }
+            None => self.rows.push(m, p),
+        }
         self.counts.packets += 1;
         if self.rows.len() >= PACKET_BATCH_ROWS {
             self.flush_rows()?;
@@ -210,6 +236,14 @@ impl Exporter {
     /// # Errors
     /// Writing any of the files failed; the files not yet finished are removed.
     pub fn finish(mut self, report: &Report) -> Result<ExportCounts, ExportError> {
+        if let Some(mut w) = self.marks.take() {
+            for r in w.drain() {
+                self.rows.push_row(r);
+                if self.rows.len() >= PACKET_BATCH_ROWS {
+                    self.flush_rows()?;
+                }
+            }
+        }
         if !self.rows.is_empty() {
             self.flush_rows()?;
         }

@@ -19,6 +19,7 @@ use arrow_schema::{ArrowError, DataType, SchemaRef};
 use super::Constants;
 use super::columns::{Column, Texts, UtcTimestamps, part_if, ts_type};
 
+use crate::analyze::marks::Marks;
 use crate::decode::{Address, AethKind, Encap, IcrcStatus, LinkSummary, RocePacket};
 
 /// An address column: each address as `read --json` writes it, formatted once per run of
@@ -162,6 +163,21 @@ columns! {
     malformed: Texts = DataType::Utf8, true, only MALFORMED,
         |r| r.p.malformed.map(|e| e.to_string());
     truncated: BooleanArray = DataType::Boolean, false, |r| Some(r.p.truncated);
+    // As `read --marks --json`'s `analysis` object: null where the mark is not set.
+    analysis_retransmission: BooleanArray = DataType::Boolean, true,
+        |r| r.flag(|m| m.retransmission);
+    analysis_out_of_order: BooleanArray = DataType::Boolean, true,
+        |r| r.flag(|m| m.out_of_order);
+    analysis_duplicate: BooleanArray = DataType::Boolean, true, |r| r.flag(|m| m.duplicate);
+    analysis_after_gap: BooleanArray = DataType::Boolean, true, |r| r.flag(|m| m.gap > 0);
+    analysis_gap: UInt32Array = DataType::UInt32, true,
+        |r| r.marks.map(|m| m.gap).filter(|&g| g > 0);
+    analysis_naked: BooleanArray = DataType::Boolean, true, |r| r.flag(|m| m.naked);
+    analysis_nak_reason: Texts = DataType::Utf8, true, |r| r.marks.and_then(|m| m.nak_reason);
+    analysis_ack_rtt_ns: UInt64Array = DataType::UInt64, true,
+        |r| r.marks.and_then(|m| m.ack_rtt_ns);
+    analysis_cnp_for: UInt64Array = DataType::UInt64, true, |r| r.marks.and_then(|m| m.cnp_for);
+    analysis_message: UInt64Array = DataType::UInt64, true, |r| r.marks.and_then(|m| m.message);
 }
 
 /// The `packets` table's Arrow schema (column names and types as documented in README):
@@ -198,6 +214,8 @@ pub struct PacketRow {
     /// `read --json`'s `encap` array as text; `None` without tunnel layers.
     encap: Option<String>,
     p: RocePacket<'static>,
+    /// The frame's analysis marks (`None` when the export runs no analysis).
+    marks: Option<Marks>,
 }
 
 /// The AETH's derived columns, as `read --json` derives them from the syndrome (IBTA Vol 1
@@ -220,7 +238,25 @@ impl PacketRow {
             link: *m.link,
             encap: (!m.encap.is_empty()).then(|| crate::output::json::encap_json(m.encap)),
             p: RocePacket { payload: &[], ..*p },
+            marks: None,
         }
+    }
+
+    /// Set the row's analysis marks.
+    pub fn set_marks(&mut self, m: Marks) {
+        self.marks = Some(m);
+    }
+
+    /// A NAK that came after the row named its PSN (a late mark).
+    pub fn mark_naked(&mut self) {
+        if let Some(m) = &mut self.marks {
+            m.naked = true;
+        }
+    }
+
+    /// A flag mark as a column value: `true`, or null when unset (as JSON leaves it out).
+    fn flag(&self, f: impl Fn(&Marks) -> bool) -> Option<bool> {
+        self.marks.as_ref().filter(|m| f(m)).map(|_| true)
     }
 
     /// The parts (`VLAN`, `GRH`, …) this row has.
@@ -306,6 +342,11 @@ impl PacketRows {
     /// Append one RoCE packet.
     pub fn push(&mut self, m: &PacketMeta<'_>, p: &RocePacket<'_>) {
         self.rows.push(PacketRow::new(m, p));
+    }
+
+    /// Append one row (made by [`PacketRow::new`], its marks set).
+    pub fn push_row(&mut self, r: PacketRow) {
+        self.rows.push(r);
     }
 
     /// The rows collected so far (to be turned into a batch by [`batch`]); the rows start
@@ -460,6 +501,18 @@ mod tests {
             dlid: 3,
             pkt_len: 4,
             slid: 5,
+        });
+        // Every analysis mark (the analysis columns have no part: null where unset).
+        ib.set_marks(Marks {
+            retransmission: true,
+            out_of_order: true,
+            duplicate: true,
+            gap: 2,
+            naked: true,
+            nak_reason: Some("psn_seq_err"),
+            ack_rtt_ns: Some(900),
+            cnp_for: Some(4),
+            message: Some(1),
         });
         rows.push(ib);
         rows

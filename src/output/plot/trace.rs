@@ -300,6 +300,7 @@ impl Trace {
                     f.rtt.push(rtt_ns);
                 }
             }
+            TapEvent::InMessage { .. } => {}
             TapEvent::MessageStatus {
                 flow,
                 first_psn,

@@ -47,6 +47,10 @@ pub struct Truth {
     pub acks: usize,
     /// NAKs sent by the responder.
     pub naks: usize,
+    /// For each message, in the order written, the frame numbers (from 1, in capture order)
+    /// of the packets the responder accepted for it: in sequence, so neither the packets it
+    /// discarded after the gap nor those copies of them sent before the NAK arrived.
+    pub message_frames: Vec<Vec<u64>>,
 }
 
 /// The sample and its truth.
@@ -89,7 +93,11 @@ pub fn scenario() -> WriteBw {
         resent_psns: 0,
         acks: 0,
         naks: 0,
+        message_frames: Vec::new(),
     };
+    // Each frame pushed, in push order: its time and the message the responder accepted it
+    // into (sorted as the trace sorts its records: stably, by time).
+    let mut accepted: Vec<(u64, Option<usize>)> = Vec::new();
     let mut sent_once = vec![0u32; stream.len()];
     // Requester state.
     let mut next = 0usize;
@@ -122,6 +130,7 @@ pub fn scenario() -> WriteBw {
             continue;
         }
         trace.push(arrive, &pkt);
+        accepted.push((arrive, (this == expected).then_some(m)));
         truth.write_packets += 1;
         if this == expected {
             expected += 1;
@@ -130,15 +139,24 @@ pub fn scenario() -> WriteBw {
                 msn += 1;
                 let ack = back.ack(pkt.bth.psn, syndrome::ACK_UNLIMITED, msn);
                 trace.push(arrive + 450, &ack);
+                accepted.push((arrive + 450, None));
                 truth.acks += 1;
             }
         } else if this > expected && !nak_outstanding {
             let nak_psn = psn_add(FIRST_PSN, expected as u32);
             let nak = back.ack(nak_psn, syndrome::NAK_PSN_SEQUENCE, msn);
             trace.push(arrive + 300, &nak);
+            accepted.push((arrive + 300, None));
             truth.naks += 1;
             nak_outstanding = true;
             pending_nak = Some((arrive + 300 + 2_000, expected));
+        }
+    }
+    accepted.sort_by_key(|&(ts, _)| ts);
+    truth.message_frames = vec![Vec::new(); MESSAGES];
+    for (i, &(_, m)) in accepted.iter().enumerate() {
+        if let Some(m) = m {
+            truth.message_frames[m].push(i as u64 + 1);
         }
     }
     truth.resent_psns = sent_once.iter().filter(|&&n| n > 1).count() - 1; // the lost one was seen once
