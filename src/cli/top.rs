@@ -112,32 +112,19 @@ impl TopArgs {
     /// The display options `read`/`capture` would have for the same settings (the summary's
     /// printer reads them).
     fn display(&self) -> DisplayArgs {
-        DisplayArgs {
-            count: None,
-            filter: self.filter.clone(),
-            qp: None,
-            opcode: None,
-            display_filter: None,
-            marks: false,
-            json: self.json,
-            format: None,
-            fields: Vec::new(),
-            field_options: Vec::new(),
-            verbose: false,
-            all: false,
-            color: crate::output::style::ColorChoice::Auto,
-            numeric: false,
-            roce_ports: self.roce_ports.clone(),
-            vxlan_ports: self.vxlan_ports.clone(),
-            mirror_time: false,
-            report: ReportArgs {
-                summary: true,
-                max_flows: self.max_flows,
-                mtu: self.mtu,
-                encap_session: self.encap_session,
-                ..ReportArgs::default()
-            },
-        }
+        let mut d = DisplayArgs::default();
+        d.filter = self.filter.clone();
+        d.json = self.json;
+        d.roce_ports = self.roce_ports.clone();
+        d.vxlan_ports = self.vxlan_ports.clone();
+        d.report = ReportArgs {
+            summary: true,
+            max_flows: self.max_flows,
+            mtu: self.mtu,
+            encap_session: self.encap_session,
+            ..d.report
+        };
+        d
     }
 
     fn settings(&self, linktype: LinkType, snaplen: u32) -> Settings {
