@@ -104,6 +104,16 @@ impl Tmux {
         }
     }
 
+    /// Type `text` literally (no key names).
+    fn type_text(&self, text: &str) {
+        let st = self
+            .tmux()
+            .args(["send-keys", "-l", "-t", &self.session, text])
+            .status()
+            .expect("send-keys");
+        assert!(st.success());
+    }
+
     fn keys(&self, keys: &str) {
         let st = self
             .tmux()
@@ -180,6 +190,146 @@ fn row_packets(screen: &[String], flow: &str, qp: u32) -> Option<u64> {
         let _gbps = t.next()?;
         t.next()?.parse().ok()
     })
+}
+
+/// The table's rows on `screen`: (`src → dst`, DestQP, packets), sorted. A row is a line of
+/// `SRC → DST 0xQP GBPS PACKETS …` (IPv4 pairs fit at 100 columns).
+fn table_rows(screen: &[String]) -> Vec<(String, u32, u64)> {
+    let mut rows: Vec<(String, u32, u64)> = screen
+        .iter()
+        .filter_map(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            if t.len() < 6 || t[1] != "→" {
+                return None;
+            }
+            let qp = u32::from_str_radix(t[3].strip_prefix("0x")?, 16).ok()?;
+            Some((format!("{} → {}", t[0], t[2]), qp, t[5].parse().ok()?))
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// `read FILE --json`'s RoCE packets that `keep` (a predicate on the packet's JSON object,
+/// written in the test) keeps, counted per (`src → dst`, DestQP), sorted: the rows a display
+/// filter of the same meaning should leave.
+fn json_counts(path: &Path, keep: impl Fn(&Value) -> bool) -> Vec<(String, u32, u64)> {
+    let out = Command::new(BIN)
+        .arg("read")
+        .arg(path)
+        .arg("--json")
+        .output()
+        .expect("read");
+    assert!(out.status.success());
+    let mut counts = std::collections::BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let p: Value = serde_json::from_str(line).expect("packet JSON");
+        let Some(qp) = p["bth"]["dest_qp"].as_u64() else {
+            continue;
+        };
+        if keep(&p) {
+            let flow = format!(
+                "{} → {}",
+                p["src"].as_str().unwrap(),
+                p["dst"].as_str().unwrap()
+            );
+            *counts.entry((flow, qp as u32)).or_insert(0u64) += 1;
+        }
+    }
+    counts.into_iter().map(|((f, q), n)| (f, q, n)).collect()
+}
+
+#[test]
+fn slash_applies_a_display_filter() {
+    if !have_tmux("slash_applies_a_display_filter") {
+        return;
+    }
+    let path = sample("congestion.pcap");
+    let qp = |p: &Value| p["bth"]["dest_qp"].as_u64();
+    let want = json_counts(&path, |p| matches!(qp(p), Some(0xc31 | 0xa32)));
+    assert_eq!(want.len(), 2, "{want:?}");
+    let every = json_counts(&path, |_| true);
+    let dir = tempfile::tempdir().unwrap();
+    let rc = dir.path().join("rc");
+    let cmd = format!(
+        "{BIN} top -r {}; echo $? > {}; sleep 60",
+        path.display(),
+        rc.display()
+    );
+    let t = Tmux::start(100, 30, &cmd);
+    t.wait_for(30, |s| {
+        s.iter().any(|l| l.contains("finished: end of file")) && table_rows(s) == every
+    });
+    // A mistake: the error read -Y prints for it, above the prompt; top goes on.
+    let cli = Command::new(BIN)
+        .arg("read")
+        .arg(&path)
+        .args(["-Y", "bth.dest_qp == "])
+        .output()
+        .expect("read");
+    let cli = String::from_utf8_lossy(&cli.stderr).to_string();
+    let at = cli.find("display filter: column").expect("read -Y's error");
+    let msg = cli[at..]
+        .trim_end()
+        .trim_end_matches(" (see --help)")
+        .to_string();
+    t.keys("/");
+    t.type_text("bth.dest_qp == ");
+    t.keys("Enter");
+    let s = t.wait_for(5, |s| s.iter().any(|l| l.trim_end() == msg));
+    assert_eq!(s.last().map(|l| l.trim_end()), Some("/bth.dest_qp =="));
+    // Corrected and applied: the rows left are the packets of those two QPs.
+    t.type_text("0xc31 || bth.dest_qp == 0xa32");
+    t.keys("Enter");
+    let frames: u64 = want.iter().map(|r| r.2).sum();
+    let head = format!("filter: bth.dest_qp == 0xc31 || bth.dest_qp == 0xa32 ({frames} frames)");
+    let s = t.wait_for(5, |s| s[2].contains(&head) && table_rows(s) == want);
+    assert!(s.last().unwrap().starts_with("q quit"), "{}", s.join("\n"));
+    // Esc leaves the filter as it was; an empty one clears it.
+    t.keys("/");
+    t.type_text("x");
+    t.keys("Escape");
+    t.wait_for(5, |s| {
+        s.last().unwrap().starts_with("q quit") && table_rows(s) == want
+    });
+    t.keys("/");
+    t.keys("C-u");
+    t.keys("Enter");
+    t.wait_for(5, |s| !s[2].contains("filter:") && table_rows(s) == every);
+    quit_and_check(&t, &rc, "q");
+}
+
+#[test]
+fn y_filters_from_the_start() {
+    if !have_tmux("y_filters_from_the_start") {
+        return;
+    }
+    let path = sample("congestion.pcap");
+    let want = json_counts(&path, |p| p["ecn"] == "ce");
+    assert_eq!(want.len(), 2, "{want:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let rc = dir.path().join("rc");
+    let cmd = format!(
+        "{BIN} top -r {} -Y 'ecn == \"ce\"'; echo $? > {}; sleep 60",
+        path.display(),
+        rc.display()
+    );
+    let t = Tmux::start(100, 30, &cmd);
+    t.wait_for(30, |s| {
+        s.iter().any(|l| l.contains("finished: end of file")) && table_rows(s) == want
+    });
+    quit_and_check(&t, &rc, "q");
+    // A filter top cannot apply is a usage error before the screen opens.
+    let out = Command::new(BIN)
+        .args(["top", "-r"])
+        .arg(&path)
+        .args(["-Y", "analysis.retransmission"])
+        .output()
+        .expect("top");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("analysis.* fields"), "{err}");
 }
 
 /// Whether the terminal `tty` is back in canonical mode with echo (raw mode left).

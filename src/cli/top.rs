@@ -41,6 +41,10 @@ pub struct TopArgs {
     /// libpcap BPF filter expression instead of the default RoCE filter.
     #[arg(short = 'f', long = "filter", value_name = "EXPR")]
     pub filter: Option<String>,
+    /// Display filter at the start (as `/` sets it): the table counts only the packets it
+    /// passes, e.g. `-Y 'bth.dest_qp == 0x11'`; the analysis still sees every packet.
+    #[arg(short = 'Y', long = "display-filter", value_name = "EXPR", value_parser = parse_display_filter)]
+    pub display_filter: Option<String>,
     /// Bytes kept of each frame (1-262144).
     #[arg(long, value_name = "BYTES", default_value_t = crate::source::live::MAX_SNAPLEN,
           value_parser = clap::value_parser!(u32).range(1..=crate::source::live::MAX_SNAPLEN as i64))]
@@ -94,6 +98,13 @@ fn parse_keep(s: &str) -> Result<u32, String> {
     }
 }
 
+/// `-Y`: an expression `top` can filter on (checked here, compiled again for the engine).
+fn parse_display_filter(s: &str) -> Result<String, String> {
+    crate::tui::shown::compile(s)
+        .map(|_| s.to_string())
+        .map_err(|e| e.to_string())
+}
+
 fn parse_speed(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if (0.001..=1e6).contains(&v) => Ok(v),
@@ -139,6 +150,10 @@ impl TopArgs {
             linktype,
             snaplen,
             keep_bytes: self.keep as usize,
+            display_filter: self.display_filter.as_ref().and_then(|e| {
+                let f = crate::tui::shown::compile(e).ok()?;
+                Some((e.clone(), f))
+            }),
         }
     }
 

@@ -35,6 +35,18 @@ pub struct Screen {
     pub detail: bool,
     /// The last status message (`w`).
     pub message: Option<String>,
+    /// The `/` prompt, while it is open.
+    pub prompt: Option<Prompt>,
+}
+
+/// The `/` prompt at the bottom: the display filter being typed, and why the last Enter was
+/// refused.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Prompt {
+    /// The text typed.
+    pub text: String,
+    /// The compiler's error for it (`display filter: column N: …`), shown above it.
+    pub error: Option<String>,
 }
 
 /// Draw the whole screen.
@@ -42,11 +54,12 @@ pub fn draw(f: &mut Frame<'_>, m: &Model, s: &Screen) {
     let area = f.area();
     // The bottom pane takes a third of what the header and key line leave, at least 4 rows.
     let pane = ((area.height.saturating_sub(4)) / 3).max(4);
+    let error = s.prompt.as_ref().is_some_and(|p| p.error.is_some());
     let [head, table, bottom, keys] = Layout::vertical([
         Constraint::Length(3),
         Constraint::Min(3),
         Constraint::Length(pane),
-        Constraint::Length(1),
+        Constraint::Length(1 + u16::from(error)),
     ])
     .areas(area);
     f.render_widget(header(m, s), head);
@@ -56,7 +69,30 @@ pub fn draw(f: &mut Frame<'_>, m: &Model, s: &Screen) {
     } else {
         f.render_widget(findings(s, bottom.height), bottom);
     }
-    f.render_widget(key_line(m, s), keys);
+    match &s.prompt {
+        Some(p) => f.render_widget(prompt(p, keys.width), keys),
+        None => f.render_widget(key_line(m, s), keys),
+    }
+}
+
+/// The `/` prompt: its error (red) above `/TEXT` and a block cursor, the end of the text
+/// shown when it is longer than the line.
+fn prompt(p: &Prompt, width: u16) -> Paragraph<'static> {
+    let room = usize::from(width).saturating_sub(2);
+    let n = p.text.chars().count();
+    let tail: String = p.text.chars().skip(n.saturating_sub(room)).collect();
+    let mut lines = Vec::new();
+    if let Some(e) = &p.error {
+        lines.push(Line::from(Span::styled(
+            model::clip(e, usize::from(width)),
+            Style::default().fg(Color::Red),
+        )));
+    }
+    lines.push(Line::from(vec![
+        Span::raw(format!("/{tail}")),
+        Span::styled(" ", Style::default().add_modifier(Modifier::REVERSED)),
+    ]));
+    Paragraph::new(lines)
 }
 
 /// The three header lines: what is watched, elapsed time and drops; rates and frames; sort
@@ -81,6 +117,13 @@ fn header(m: &Model, s: &Screen) -> Paragraph<'static> {
     }
     if let Some(e) = &s.ended {
         state.push_str(&format!("  finished: {e}"));
+    }
+    if let Some(sh) = m.shown() {
+        state.push_str(&format!("  filter: {} ({} frames", sh.expr, sh.frames));
+        if let Some(n) = sh.from_frame {
+            state.push_str(&format!(" from frame {n}"));
+        }
+        state.push(')');
     }
     if let Some(msg) = &s.message {
         state.push_str(&format!("  {msg}"));
@@ -227,7 +270,7 @@ fn key_line(m: &Model, s: &Screen) -> Paragraph<'static> {
     };
     let pause = if m.paused() { "p resume" } else { "p pause" };
     Paragraph::new(format!(
-        "q quit  ↑↓/jk select  {enter}  s sort  {pause}  w write pcapng"
+        "q quit  ↑↓/jk select  {enter}  s sort  {pause}  / filter  w write pcapng"
     ))
     .style(Style::default().add_modifier(Modifier::REVERSED))
 }
@@ -315,5 +358,33 @@ mod tests {
         let lines = screen_text(&t);
         assert!(lines[16].contains("0x000100"), "{lines:#?}");
         assert!(lines[4].contains("0x00010c"), "{lines:#?}");
+    }
+
+    #[test]
+    fn prompt_and_its_error_at_the_bottom() {
+        let m = Model::default();
+        let mut s = Screen {
+            prompt: Some(Prompt {
+                text: "bth.dest_qp == ".into(),
+                error: None,
+            }),
+            ..Screen::default()
+        };
+        let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        t.draw(|f| draw(f, &m, &s)).unwrap();
+        let lines = screen_text(&t);
+        assert_eq!(lines[23].trim_end(), "/bth.dest_qp ==", "{lines:#?}");
+        s.prompt = Some(Prompt {
+            text: "x".repeat(100),
+            error: Some("display filter: column 1: no field 'xxx…'".into()),
+        });
+        t.draw(|f| draw(f, &m, &s)).unwrap();
+        let lines = screen_text(&t);
+        assert!(
+            lines[22].starts_with("display filter: column 1:"),
+            "{lines:#?}"
+        );
+        // The end of a text longer than the line, and the cursor cell.
+        assert_eq!(lines[23], format!("/{} ", "x".repeat(78)), "{lines:#?}");
     }
 }
