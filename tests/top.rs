@@ -6,7 +6,10 @@
 //!   reader and the report, not the dashboard's live counters), and `q` ends `top` with exit
 //!   status 0, the alternate screen left and the terminal back in canonical mode with echo.
 //! - Live on the loopback of a network namespace (root only, as tests/capture.rs): RoCE
-//!   datagrams sent to UDP port 4791 show as their QPs' rows with their packet counts.
+//!   datagrams sent to UDP port 4791 show as their QPs' rows with their packet counts; `-Z`
+//!   gives up root once the device is open, and `w` writes as that user.
+//! - The display filter (`/`, `-Y`): the rows left equal the packets counted from `read
+//!   --json` in the test.
 //! - Not a terminal: one line, exit status 2.
 //!
 //! Tests needing tmux skip with one line when it is not installed (`make deps` installs it).
@@ -695,6 +698,141 @@ fn live_loopback_rows() {
     quit_and_check(&t, &rc, "q");
 }
 
+/// `getent passwd USER`'s user and group IDs (the system's lookup, not ours).
+fn getent_ids(user: &str) -> Option<(u32, u32)> {
+    let out = Command::new("getent")
+        .args(["passwd", user])
+        .output()
+        .ok()?;
+    let line = String::from_utf8(out.stdout).ok()?;
+    let f: Vec<&str> = line.trim().split(':').collect();
+    Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?))
+}
+
+/// The process whose command line holds `needle` (a unique path), and its /proc status lines
+/// `Uid:`, `Gid:`, `Groups:`, `CapEff:` (values, whitespace-joined).
+fn proc_with(needle: &str) -> Option<(u32, [String; 4])> {
+    for e in fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmd) = fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmd
+            .split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).to_string())
+            .collect();
+        // top itself (not the shell or `ip netns exec` around it).
+        if !(args.first().is_some_and(|a| a == BIN) && args.iter().any(|a| a.contains(needle))) {
+            continue;
+        }
+        let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let field = |k: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(k))
+                .map(|v| v.split_whitespace().collect::<Vec<_>>().join(" "))
+                .unwrap_or_default()
+        };
+        return Some((
+            pid,
+            [
+                field("Uid:"),
+                field("Gid:"),
+                field("Groups:"),
+                field("CapEff:"),
+            ],
+        ));
+    }
+    None
+}
+
+/// `top lo -Z nobody` (as root, on a namespace's loopback): once the device is open the
+/// process runs as nobody (real, effective, saved and filesystem IDs from /proc, against
+/// `getent passwd nobody`), without supplementary groups or capabilities; the --save-dir it
+/// created is nobody's, and `w` writes there, as nobody, every frame captured after the drop.
+/// `-Z root` keeps root.
+#[test]
+fn live_top_drops_root_to_the_z_user() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: live_top_drops_root_to_the_z_user needs root (to drop privileges)");
+        return;
+    }
+    if !have_tmux("live_top_drops_root_to_the_z_user") {
+        return;
+    }
+    let Some((uid, gid)) = getent_ids("nobody") else {
+        eprintln!("skipped: no user 'nobody' on this system");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    for (z, ids) in [("nobody", (uid, gid)), ("root", (0, 0))] {
+        let ns = Netns::new();
+        let save = dir.path().join(format!("saved-{z}"));
+        let rc = dir.path().join(format!("rc-{z}"));
+        let cmd = format!(
+            "ip netns exec {} {BIN} top lo -Z {z} --save-dir {}; echo $? > {}; sleep 60",
+            ns.0,
+            save.display(),
+            rc.display()
+        );
+        let t = Tmux::start(100, 30, &cmd);
+        t.wait_for(20, |s| s[0].starts_with("capture on lo"));
+        let (_, [uids, gids, groups, cap]) =
+            proc_with(save.to_str().unwrap()).expect("top's process");
+        assert_eq!(uids, vec![ids.0.to_string(); 4].join(" "), "-Z {z}");
+        assert_eq!(gids, vec![ids.1.to_string(); 4].join(" "), "-Z {z}");
+        if z == "nobody" {
+            assert_eq!(groups, "");
+            assert_eq!(cap, "0000000000000000");
+        }
+        let m = fs::metadata(&save).expect("--save-dir created");
+        assert_eq!((m.uid(), m.gid()), ids, "-Z {z}");
+        // 4 WRITE ONLY to QP 0x11, then w.
+        ns.send((0..4).map(|i| roce(0x0a, 0x11, i, 128)).collect());
+        t.wait_for(10, |s| {
+            row_packets(s, "127.0.0.1 → 127.0.0.1", 0x11) == Some(4)
+        });
+        t.keys("w");
+        t.wait_for(10, |s| s[2].contains("wrote 4 frames"));
+        let written: Vec<PathBuf> = fs::read_dir(&save)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(written.len(), 1);
+        let m = fs::metadata(&written[0]).unwrap();
+        assert_eq!((m.uid(), m.gid()), ids, "the w file, -Z {z}");
+        assert_eq!(
+            summary_flows(&written[0]),
+            [("127.0.0.1 → 127.0.0.1".to_string(), 0x11, 4)]
+        );
+        quit_and_check(&t, &rc, "q");
+    }
+    // A -Z name that is no user: one line, a usage error, before the device is opened.
+    let (rc, err) = (dir.path().join("rc"), dir.path().join("err"));
+    let cmd = format!(
+        "{BIN} top lo -Z no-such-user-ri36 2> {}; echo $? > {}; sleep 60",
+        err.display(),
+        rc.display()
+    );
+    let _t = Tmux::start(100, 30, &cmd);
+    let end = Instant::now() + Duration::from_secs(10);
+    while !rc.exists() {
+        assert!(Instant::now() < end, "top did not end");
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(100));
+    assert_eq!(fs::read_to_string(&rc).unwrap().trim(), "2");
+    assert_eq!(
+        fs::read_to_string(&err).unwrap(),
+        "roce-inspect: -Z no-such-user-ri36: no such user\n"
+    );
+}
+
 #[test]
 fn bad_arguments_are_usage_errors() {
     for args in [
@@ -702,6 +840,7 @@ fn bad_arguments_are_usage_errors() {
         vec!["top", "-r", "x.pcap", "--speed", "fast"],
         vec!["top", "--speed", "2", "eth0"],
         vec!["top", "eth0", "-r", "x.pcap"],
+        vec!["top", "-r", "x.pcap", "-Z", "nobody"],
     ] {
         let out = Command::new(BIN).args(&args).output().expect("top");
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -14,6 +14,7 @@ use crate::analyze::AnalyzeConfig;
 use crate::decode::{DecodeConfig, LinkType, decode_frame};
 use crate::source::FileSource;
 use crate::source::live::{LiveError, LiveOptions, LiveSource};
+use crate::source::privdrop::Plan;
 use crate::tui::engine::{Feed, Settings};
 use crate::tui::feed::{LiveFeed, ReplayFeed};
 
@@ -87,6 +88,16 @@ pub struct TopArgs {
     /// Split flows by mirror session (ERSPAN session ID / VXLAN VNI) too.
     #[arg(long = "encap-session")]
     pub encap_session: bool,
+    /// Once the device is open, run as USER instead of root (tcpdump's -Z, as `capture`):
+    /// default the user behind sudo (SUDO_USER), else `nobody`; `-Z root` keeps root. `w` then
+    /// writes as USER; a --save-dir that does not exist yet is created and given to USER.
+    #[arg(
+        short = 'Z',
+        long = "relinquish-privileges",
+        value_name = "USER",
+        conflicts_with = "r_file"
+    )]
+    pub user: Option<String>,
 }
 
 /// `--keep`: a size as `--buffer-size` takes it, or 0.
@@ -150,6 +161,7 @@ impl TopArgs {
             linktype,
             snaplen,
             keep_bytes: self.keep as usize,
+            run_as: None,
             display_filter: self.display_filter.as_ref().and_then(|e| {
                 let f = crate::tui::shown::compile(e).ok()?;
                 Some((e.clone(), f))
@@ -181,7 +193,17 @@ pub fn top(a: &TopArgs) -> Result<Outcome> {
     // SIGTERM / SIGHUP (Ctrl-C is a key in raw mode): end as `q` does.
     ctrlc::set_handler(move || seen.store(true, Ordering::SeqCst))
         .context("installing the SIGTERM handler")?;
-    let (mut feed, settings, source) = open(a)?;
+    // Who to become once the device is open: decided (and a bad -Z refused) before opening.
+    // A replay opens no device: it runs as it was started, as `read` does.
+    let plan = match a.r_file {
+        Some(_) => Plan::Keep,
+        None => Plan::resolve(a.user.as_deref())?,
+    };
+    let (mut feed, mut settings, source) = open(a)?;
+    if a.r_file.is_none() {
+        give_up_root(&plan, &a.save_dir)?;
+        settings.run_as = plan.account().map(|u| u.name.clone());
+    }
     let done = crate::tui::app::run(
         feed.as_mut(),
         settings,
@@ -208,6 +230,17 @@ pub fn top(a: &TopArgs) -> Result<Outcome> {
         )),
         None => Ok(Outcome::Ok),
     }
+}
+
+/// The device is open: create `save_dir` if it is new and give it to the user of `plan`, then
+/// become that user (`-Z`), so that `w` writes its files as them.
+///
+/// # Errors
+/// A failed mkdir, chown or set*id call, or a privilege left after the drop.
+fn give_up_root(plan: &Plan, save_dir: &std::path::Path) -> Result<()> {
+    plan.hand_over_dir(save_dir)?;
+    plan.drop_now()?;
+    Ok(())
 }
 
 /// Open the source the arguments name: the feed, its settings, and its name for the header.

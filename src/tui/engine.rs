@@ -145,6 +145,8 @@ pub struct Settings {
     pub keep_bytes: usize,
     /// The display filter at the start (`top -Y EXPR`): as typed, compiled.
     pub display_filter: Option<(String, Arc<DisplayFilter>)>,
+    /// The user root was given up to (`-Z`), named when a `w` file cannot be written.
+    pub run_as: Option<String>,
 }
 
 /// The detail view's line of a frame of flow `k` (`None` for other frames).
@@ -353,7 +355,13 @@ impl Engine {
                 self.ring.dropped()
             ),
             Ok(()) => format!("wrote {n} frames to {}", path.display()),
-            Err(e) => format!("could not write {}: {e}", path.display()),
+            Err(e) => match &self.settings.run_as {
+                Some(u) => format!(
+                    "could not write {} as {u} (-Z): {e}; give a --save-dir {u} can write, or -Z root",
+                    path.display()
+                ),
+                None => format!("could not write {}: {e}", path.display()),
+            },
         }
     }
 
@@ -567,6 +575,7 @@ mod tests {
             snaplen: 65535,
             keep_bytes,
             display_filter: None,
+            run_as: None,
         }
     }
 
