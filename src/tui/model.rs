@@ -125,6 +125,17 @@ impl Column {
             Column::Spark => 10,
         }
     }
+
+    /// `text` as this column shows it in `width` cells: cut to fit (`…`), and numbers
+    /// right-aligned as `top` and `iftop` show them. The one formatting of every cell, the
+    /// header's titles included.
+    pub fn fit(self, text: &str, width: u16) -> String {
+        let text = clip(text, width as usize);
+        match self {
+            Column::Flow | Column::Qp | Column::Spark => text,
+            _ => format!("{text:>w$}", w = width as usize),
+        }
+    }
 }
 
 /// Every column, in display order.
@@ -240,11 +251,19 @@ impl Row {
             Column::Rtt => f.ack_rtt_mean_ns.map_or("-".into(), rtt_us),
             Column::Spark => sparkline(&self.spark, width as usize),
         };
-        let text = clip(&text, width as usize);
+        c.fit(&text, width)
+    }
+
+    /// Whether column `c` shows a sign of trouble (retransmissions, gaps, NAKs, RNR NAKs),
+    /// for highlighting.
+    pub fn flagged(&self, c: Column) -> bool {
+        let f = &self.flow;
         match c {
-            Column::Flow | Column::Qp | Column::Spark => text,
-            // Numbers right-aligned, as `top` and `iftop` show them.
-            _ => format!("{text:>w$}", w = width as usize),
+            Column::Retx => f.retransmitted > 0,
+            Column::Gaps => f.gap_events > 0,
+            Column::Naks => f.naks > 0,
+            Column::Rnr => f.rnr_naks > 0,
+            _ => false,
         }
     }
 }
@@ -874,6 +893,11 @@ mod tests {
         assert_eq!(r.cell(Column::Spark, 4), " ▂▃█");
         assert_eq!(r.cell(Column::Flow, 30), "10.0.0.1 → 10.0.0.2");
         assert_eq!(r.cell(Column::Flow, 10), "10.0.0.1 …");
+        // Titles go through the same formatting: numbers' right-aligned, cut with `…`.
+        assert_eq!(Column::Packets.fit(Column::Packets.title(), 9), "  packets");
+        assert_eq!(Column::Rtt.fit(Column::Rtt.title(), 4), "RTT…");
+        assert_eq!(Column::Flow.fit("src → dst", 12), "src → dst");
+        assert!(!r.flagged(Column::Retx) && !r.flagged(Column::Packets));
         assert_eq!(gbps(0.0), "0.00");
         assert_eq!(gbps(1e6), "<0.01");
         assert_eq!(gbps(25.004e9), "25.00");

@@ -142,14 +142,7 @@ fn draw_table(f: &mut Frame<'_>, m: &Model, area: Rect) {
     let rows = m.rows();
     let sorted = m.sort().column();
     let head = TRow::new(cols.iter().map(|(c, w)| {
-        let title = match c {
-            Column::Flow | Column::Qp | Column::Spark => model::clip(c.title(), *w as usize),
-            _ => format!(
-                "{:>w$}",
-                model::clip(c.title(), *w as usize),
-                w = *w as usize
-            ),
-        };
+        let title = c.fit(c.title(), *w);
         let st = if *c == sorted {
             Style::default().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
         } else {
@@ -166,13 +159,7 @@ fn draw_table(f: &mut Frame<'_>, m: &Model, area: Rect) {
             let cell = Cell::from(r.cell(*c, *w));
             match c {
                 Column::Spark => cell.style(Style::default().fg(Color::Green)),
-                Column::Retx | Column::Gaps | Column::Naks | Column::Rnr => {
-                    if r.cell(*c, *w).trim() != "0" {
-                        cell.style(Style::default().fg(Color::Yellow))
-                    } else {
-                        cell
-                    }
-                }
+                _ if r.flagged(*c) => cell.style(Style::default().fg(Color::Yellow)),
                 _ => cell,
             }
         }))
