@@ -168,11 +168,14 @@ pub enum Command {
     /// NAKs, RNR NAKs, CE marks, CNPs and ACK RTT, updated as they happen (needs a terminal).
     ///
     /// Keys: q or Ctrl-C quit, ↑/↓ or j/k select a flow, Enter shows its last packets and
-    /// gaps, s cycles the sort column, p pauses, w writes the frames kept so far to a pcapng
-    /// file. Capturing needs root or CAP_NET_RAW + CAP_NET_ADMIN, as `capture` does.
+    /// gaps, s cycles the sort column, p pauses, / types a display filter (as -Y: the table
+    /// counts only the packets it passes), w writes the frames kept so far to a pcapng file.
+    /// Capturing needs root or CAP_NET_RAW + CAP_NET_ADMIN, as `capture` does; root is given up
+    /// once the device is open (-Z).
     #[command(after_help = "Examples:\n  roce-inspect top eth0\n  \
                             roce-inspect top mlx5_0 --summary\n  \
-                            roce-inspect top -r samples/congestion.pcap --speed 10")]
+                            roce-inspect top -r samples/congestion.pcap --speed 10\n  \
+                            roce-inspect top -r samples/congestion.pcap -Y 'bth.dest_qp == 0xc31'")]
     Top(top::TopArgs),
 }
 

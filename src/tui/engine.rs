@@ -232,11 +232,13 @@ impl Engine {
         }
         self.analyzer.push(rec.number, rec.ts_ns, &frame);
         self.ring.push(rec);
-        let first = self.first_ts(rec);
-        let shown = self
-            .view
-            .as_mut()
-            .is_none_or(|v| v.offer(rec, &frame, first));
+        let shown = match &mut self.view {
+            Some(v) => {
+                let first = self.analyzer.frame_counts().first_ts_ns;
+                v.offer(rec, &frame, first.unwrap_or(rec.ts_ns))
+            }
+            None => true,
+        };
         if let (Some(k), true) = (self.selected, shown) {
             self.keep_recent(&k, rec, &frame);
         }
