@@ -236,7 +236,7 @@ impl Ui {
                     .shown()
                     .map(|s| s.expr.clone())
                     .unwrap_or_default();
-                self.screen.prompt = Some(Prompt { text, error: None });
+                self.screen.prompt = Some(Prompt::new(text));
             }
             KeyCode::Char('w') => {
                 let path = save_path(&self.save_dir, engine::wall_ns() / 1_000_000_000);
@@ -279,7 +279,7 @@ impl Ui {
             _ => return Action::Nothing,
         }
         if let Some(p) = self.screen.prompt.as_mut() {
-            p.error = None;
+            p.check();
         }
         Action::Redraw
     }

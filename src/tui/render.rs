@@ -47,6 +47,29 @@ pub struct Prompt {
     pub text: String,
     /// The compiler's error for it (`display filter: column N: …`), shown above it.
     pub error: Option<String>,
+    /// Whether the text compiles as it stands (checked at each key: green when it does, red
+    /// when not, as Wireshark colours its filter bar); `None` for an empty line.
+    pub valid: Option<bool>,
+}
+
+impl Prompt {
+    /// A prompt holding `text`, checked.
+    pub fn new(text: String) -> Prompt {
+        let mut p = Prompt {
+            text,
+            error: None,
+            valid: None,
+        };
+        p.check();
+        p
+    }
+
+    /// Check the text after an edit (and forget the last error).
+    pub fn check(&mut self) {
+        self.error = None;
+        self.valid =
+            (!self.text.trim().is_empty()).then(|| super::shown::compile(&self.text).is_ok());
+    }
 }
 
 /// Draw the whole screen.
@@ -88,8 +111,14 @@ fn prompt(p: &Prompt, width: u16) -> Paragraph<'static> {
             Style::default().fg(Color::Red),
         )));
     }
+    let colour = match p.valid {
+        Some(true) => Style::default().fg(Color::Green),
+        Some(false) => Style::default().fg(Color::Red),
+        None => Style::default(),
+    };
     lines.push(Line::from(vec![
-        Span::raw(format!("/{tail}")),
+        Span::raw("/"),
+        Span::styled(tail, colour),
         Span::styled(" ", Style::default().add_modifier(Modifier::REVERSED)),
     ]));
     Paragraph::new(lines)
@@ -351,19 +380,23 @@ mod tests {
     fn prompt_and_its_error_at_the_bottom() {
         let m = Model::default();
         let mut s = Screen {
-            prompt: Some(Prompt {
-                text: "bth.dest_qp == ".into(),
-                error: None,
-            }),
+            prompt: Some(Prompt::new("bth.dest_qp == ".into())),
             ..Screen::default()
         };
         let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
         t.draw(|f| draw(f, &m, &s)).unwrap();
         let lines = screen_text(&t);
         assert_eq!(lines[23].trim_end(), "/bth.dest_qp ==", "{lines:#?}");
+        // Red while it does not compile, green once it does.
+        let b = t.backend().buffer();
+        assert_eq!(b[(1, 23)].fg, Color::Red);
+        s.prompt = Some(Prompt::new("bth.dest_qp == 0x11".into()));
+        t.draw(|f| draw(f, &m, &s)).unwrap();
+        assert_eq!(t.backend().buffer()[(1, 23)].fg, Color::Green);
         s.prompt = Some(Prompt {
             text: "x".repeat(100),
             error: Some("display filter: column 1: no field 'xxx…'".into()),
+            valid: Some(false),
         });
         t.draw(|f| draw(f, &m, &s)).unwrap();
         let lines = screen_text(&t);
