@@ -254,8 +254,7 @@ impl Engine {
     }
 
     fn view_of(settings: &Settings, expr: &str, f: &Arc<DisplayFilter>) -> View {
-        let a = &settings.analyze;
-        View::new(expr, Arc::clone(f), a.encap_session, a.max_flows)
+        View::new(expr, Arc::clone(f), &settings.analyze)
     }
 
     /// Apply display filter `f` (or none): its counts begin again with the frames still kept,
@@ -277,12 +276,7 @@ impl Engine {
             v.begin_at(oldest);
         }
         for rec in records {
-            let frame = decode_frame(
-                self.settings.linktype,
-                rec.data,
-                rec.len,
-                &self.settings.decode,
-            );
+            let frame = self.decode(&rec);
             v.offer(&rec, &frame, self.first_ts(&rec));
         }
     }
@@ -298,30 +292,48 @@ impl Engine {
     }
 
     /// The selected flow's last packets among the kept frames (decoded again: a few ms for the
-    /// 64 MiB kept by default, once per change of selection).
+    /// 64 MiB kept by default, once per change of selection or filter).
     fn recent_from_ring(&mut self) {
         self.recent.clear();
         let Some(k) = self.selected else { return };
+        if let Some(v) = &self.view {
+            // Tested in order by a new copy of the filter: the view's own (its marks'
+            // analysis) has moved past these frames.
+            let mut fresh = View::new(&v.shown().expr, v.filter(), &self.settings.analyze);
+            for rec in self.ring.records() {
+                let frame = self.decode(&rec);
+                if fresh.passes(&rec, &frame, self.first_ts(&rec))
+                    && let Some(b) = brief(&k, &rec, &frame)
+                {
+                    if self.recent.len() == RECENT {
+                        self.recent.pop_front();
+                    }
+                    self.recent.push_back(b);
+                }
+            }
+            return;
+        }
         let mut found = Vec::new();
         for rec in self.ring.records().rev() {
             if found.len() == RECENT {
                 break;
             }
-            let frame = decode_frame(
-                self.settings.linktype,
-                rec.data,
-                rec.len,
-                &self.settings.decode,
-            );
-            let shown = self
-                .view
-                .as_ref()
-                .is_none_or(|v| v.passes(&rec, &frame, self.first_ts(&rec)));
-            if let Some(b) = brief(&k, &rec, &frame).filter(|_| shown) {
+            let frame = self.decode(&rec);
+            if let Some(b) = brief(&k, &rec, &frame) {
                 found.push(b);
             }
         }
         self.recent.extend(found.into_iter().rev());
+    }
+
+    /// Decode a kept frame.
+    fn decode<'a>(&self, rec: &Record<'a>) -> Frame<'a> {
+        decode_frame(
+            self.settings.linktype,
+            rec.data,
+            rec.len,
+            &self.settings.decode,
+        )
     }
 
     /// Carry out a command of the screen.

@@ -11,33 +11,71 @@
 //! kept, its counts begin at the oldest kept one ([`Shown::from_frame`]).
 //!
 //! Fields are the display filter's (`crate::filter`, `--list-fields`), tested on each frame's
-//! decoded form; `analysis.*` fields are refused, as `top` keeps no per-packet analysis marks.
+//! decoded form. A filter that reads `analysis.*` fields gets each frame's marks from an
+//! analysis of its own ([`Marker`]) that starts with the first frame the filter tests: from
+//! the start (`-Y`) they are `read -Y`'s marks; applied later, that analysis begins at the
+//! oldest frame kept, so a PSN sent before it is not known as sent. A NAK's late mark
+//! (`analysis.naked` on packets before the NAK) reaches only the packets after it.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::analyze::flow::FlowKey;
 use crate::analyze::live::LiveFlow;
+use crate::analyze::marks::{MarkState, MarkTap, Marks};
+use crate::analyze::{AnalyzeConfig, Analyzer};
 use crate::decode::Frame;
 use crate::filter::fields::Pkt;
 use crate::filter::{DisplayFilter, FilterError};
 use crate::output::FrameCtx;
 use crate::source::Record;
 
-/// Compile `expr` for `top`: the display filter's language, without `analysis.*` fields.
+/// Compile `expr` for `top`: the display filter's language, `read -Y`'s errors.
 ///
 /// # Errors
-/// The compiler's error (column and expectation, as `read -Y` reports it), or an `analysis.*`
-/// field (at column 1).
+/// The compiler's error (column and expectation, as `read -Y` reports it).
 pub fn compile(expr: &str) -> Result<Arc<DisplayFilter>, FilterError> {
-    let f = DisplayFilter::compile(expr)?;
-    if f.reads_analysis() {
-        return Err(FilterError::at(
-            0,
-            "top cannot filter on analysis.* fields (it keeps no per-packet marks); use read -Y or capture -Y",
-        ));
+    DisplayFilter::compile(expr).map(Arc::new)
+}
+
+/// Each frame's analysis marks (`analysis.*`) for a filter that reads them: an analysis of
+/// the frames the filter tests, tapped as `read --marks` taps its analysis.
+pub struct Marker {
+    analyzer: Analyzer,
+    state: Arc<Mutex<MarkState>>,
+}
+
+impl Marker {
+    /// A new analysis with settings `cfg` (messages not kept).
+    pub fn new(cfg: &AnalyzeConfig) -> Marker {
+        let mut analyzer = Analyzer::new(AnalyzeConfig {
+            keep_messages: false,
+            ..cfg.clone()
+        });
+        let state = Arc::new(Mutex::new(MarkState::default()));
+        analyzer.set_tap(Box::new(MarkTap {
+            state: Arc::clone(&state),
+            inner: None,
+        }));
+        Marker { analyzer, state }
     }
-    Ok(Arc::new(f))
+
+    fn state(&self) -> std::sync::MutexGuard<'_, MarkState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Analyse frame `number` (captured at `ts_ns`) and give its marks.
+    pub fn marks(&mut self, number: u64, ts_ns: u64, frame: &Frame<'_>) -> Marks {
+        self.state().begin(number);
+        self.analyzer.push(number, ts_ns, frame);
+        self.state().marks
+    }
+}
+
+impl std::fmt::Debug for Marker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Marker")
+    }
 }
 
 /// Counts of the packets of one flow the filter passed.
@@ -81,10 +119,12 @@ impl Shown {
 }
 
 /// The engine's side: the compiled filter and its counts.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct View {
     filter: Arc<DisplayFilter>,
     shown: Shown,
+    /// The marks for a filter that reads `analysis.*` fields.
+    marker: Option<Marker>,
     /// Flow keys include the mirror session (`--encap-session`).
     encap_session: bool,
     /// Most flows counted (`--max-flows`): memory stays bounded.
@@ -92,21 +132,18 @@ pub struct View {
 }
 
 impl View {
-    /// A filter `expr` compiled as `filter`, no frame seen yet.
-    pub fn new(
-        expr: &str,
-        filter: Arc<DisplayFilter>,
-        encap_session: bool,
-        max_flows: usize,
-    ) -> View {
+    /// A filter `expr` compiled as `filter`, no frame seen yet; `cfg` the analysis settings
+    /// (flow keys, the flows counted, and the marks' analysis).
+    pub fn new(expr: &str, filter: Arc<DisplayFilter>, cfg: &AnalyzeConfig) -> View {
         View {
+            marker: filter.reads_analysis().then(|| Marker::new(cfg)),
             filter,
             shown: Shown {
                 expr: expr.to_string(),
                 ..Shown::default()
             },
-            encap_session,
-            max_flows,
+            encap_session: cfg.encap_session,
+            max_flows: cfg.max_flows,
         }
     }
 
@@ -116,7 +153,12 @@ impl View {
     }
 
     /// Whether `frame` (record `rec`, the capture's first frame at `first_ts_ns`) passes.
-    pub fn passes(&self, rec: &Record<'_>, frame: &Frame<'_>, first_ts_ns: u64) -> bool {
+    /// Frames must come in capture order, each once (a filter on `analysis.*` analyses them).
+    pub fn passes(&mut self, rec: &Record<'_>, frame: &Frame<'_>, first_ts_ns: u64) -> bool {
+        let marks = self
+            .marker
+            .as_mut()
+            .map(|m| m.marks(rec.number, rec.ts_ns, frame));
         let ctx = FrameCtx {
             number: rec.number,
             ts_ns: rec.ts_ns,
@@ -127,7 +169,7 @@ impl View {
         self.filter.matches(&Pkt {
             ctx: &ctx,
             frame,
-            marks: None,
+            marks: marks.as_ref(),
         })
     }
 
@@ -157,6 +199,11 @@ impl View {
             dest_qp: bth.dest_qp,
             session: frame.encap.session().filter(|_| self.encap_session),
         })
+    }
+
+    /// The compiled filter.
+    pub fn filter(&self) -> Arc<DisplayFilter> {
+        Arc::clone(&self.filter)
     }
 
     /// The counts so far.
@@ -230,7 +277,7 @@ mod tests {
     #[test]
     fn counts_what_passes() {
         let expr = "bth.dest_qp == 0x22 && bth.psn >= 2";
-        let mut v = View::new(expr, compile(expr).unwrap(), false, 16);
+        let mut v = View::new(expr, compile(expr).unwrap(), &cfg(16));
         let mut passed = 0;
         for psn in 0..5 {
             for qp in [0x11, 0x22] {
@@ -255,7 +302,7 @@ mod tests {
     #[test]
     fn frame_fields_and_bounded_flows() {
         // `frame` is the record's number; at most 2 flows counted.
-        let mut v = View::new("frame > 2", compile("frame > 2").unwrap(), false, 2);
+        let mut v = View::new("frame > 2", compile("frame > 2").unwrap(), &cfg(2));
         for (n, qp) in [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 3)] {
             offer(&mut v, n, &send(qp, 0, 8));
         }
@@ -271,11 +318,30 @@ mod tests {
     }
 
     #[test]
-    fn analysis_fields_and_bad_syntax_are_refused() {
-        let e = compile("analysis.retransmission").unwrap_err();
-        assert!(e.to_string().contains("analysis.* fields"), "{e}");
-        // The same error read -Y reports.
+    fn analysis_fields_read_the_marks() {
+        // QP 0x11: PSN 0, 1, 2, then 1 again (a resend: IBTA Vol 1 §9.7.5.1.1, the PSN was
+        // sent before) and 5 (two PSNs missing).
+        let expr = "analysis.retransmission || analysis.gap";
+        let mut v = View::new(expr, compile(expr).unwrap(), &cfg(16));
+        let passed: Vec<bool> = [0, 1, 2, 1, 5]
+            .iter()
+            .enumerate()
+            .map(|(i, &psn)| offer(&mut v, i as u64 + 1, &send(0x11, psn, 8)))
+            .collect();
+        assert_eq!(passed, [false, false, false, true, true]);
+        assert_eq!(v.shown().flows[&key(0x11)].packets, 2);
+    }
+
+    #[test]
+    fn bad_syntax_is_read_y_s_error() {
         let e = compile("bth.dest_qp == ").unwrap_err();
         assert_eq!(e, DisplayFilter::compile("bth.dest_qp == ").unwrap_err());
+    }
+
+    fn cfg(max_flows: usize) -> AnalyzeConfig {
+        AnalyzeConfig {
+            max_flows,
+            ..AnalyzeConfig::default()
+        }
     }
 }
