@@ -883,6 +883,8 @@ fn bad_arguments_are_usage_errors() {
         vec!["top", "--speed", "2", "eth0"],
         vec!["top", "eth0", "-r", "x.pcap"],
         vec!["top", "-r", "x.pcap", "-Z", "nobody"],
+        vec!["top", "-r", "x.pcap", "-Y", "bth.dest_qp =="],
+        vec!["top", "-r", "x.pcap", "-Y", "no.such.field"],
     ] {
         let out = Command::new(BIN).args(&args).output().expect("top");
         assert_eq!(out.status.code(), Some(2), "{args:?}");
