@@ -6,7 +6,10 @@
 //!   reader and the report, not the dashboard's live counters), and `q` ends `top` with exit
 //!   status 0, the alternate screen left and the terminal back in canonical mode with echo.
 //! - Live on the loopback of a network namespace (root only, as tests/capture.rs): RoCE
-//!   datagrams sent to UDP port 4791 show as their QPs' rows with their packet counts.
+//!   datagrams sent to UDP port 4791 show as their QPs' rows with their packet counts; `-Z`
+//!   gives up root once the device is open, and `w` writes as that user.
+//! - The display filter (`/`, `-Y`): the rows left equal the packets counted from `read
+//!   --json` in the test.
 //! - Not a terminal: one line, exit status 2.
 //!
 //! Tests needing tmux skip with one line when it is not installed (`make deps` installs it).
@@ -104,6 +107,16 @@ impl Tmux {
         }
     }
 
+    /// Type `text` literally (no key names).
+    fn type_text(&self, text: &str) {
+        let st = self
+            .tmux()
+            .args(["send-keys", "-l", "-t", &self.session, text])
+            .status()
+            .expect("send-keys");
+        assert!(st.success());
+    }
+
     fn keys(&self, keys: &str) {
         let st = self
             .tmux()
@@ -180,6 +193,188 @@ fn row_packets(screen: &[String], flow: &str, qp: u32) -> Option<u64> {
         let _gbps = t.next()?;
         t.next()?.parse().ok()
     })
+}
+
+/// The table's rows on `screen`: (`src → dst`, DestQP, packets), sorted. A row is a line of
+/// `SRC → DST 0xQP GBPS PACKETS …` (IPv4 pairs fit at 100 columns).
+fn table_rows(screen: &[String]) -> Vec<(String, u32, u64)> {
+    let mut rows: Vec<(String, u32, u64)> = screen
+        .iter()
+        .filter_map(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            if t.len() < 6 || t[1] != "→" {
+                return None;
+            }
+            let qp = u32::from_str_radix(t[3].strip_prefix("0x")?, 16).ok()?;
+            Some((format!("{} → {}", t[0], t[2]), qp, t[5].parse().ok()?))
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// `read FILE --json`'s RoCE packets that `keep` (a predicate on the packet's JSON object,
+/// written in the test) keeps, counted per (`src → dst`, DestQP), sorted: the rows a display
+/// filter of the same meaning should leave.
+fn json_counts(path: &Path, mut keep: impl FnMut(&Value) -> bool) -> Vec<(String, u32, u64)> {
+    let out = Command::new(BIN)
+        .arg("read")
+        .arg(path)
+        .arg("--json")
+        .output()
+        .expect("read");
+    assert!(out.status.success());
+    let mut counts = std::collections::BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let p: Value = serde_json::from_str(line).expect("packet JSON");
+        let Some(qp) = p["bth"]["dest_qp"].as_u64() else {
+            continue;
+        };
+        if keep(&p) {
+            let flow = format!(
+                "{} → {}",
+                p["src"].as_str().unwrap(),
+                p["dst"].as_str().unwrap()
+            );
+            *counts.entry((flow, qp as u32)).or_insert(0u64) += 1;
+        }
+    }
+    counts.into_iter().map(|((f, q), n)| (f, q, n)).collect()
+}
+
+#[test]
+fn slash_applies_a_display_filter() {
+    if !have_tmux("slash_applies_a_display_filter") {
+        return;
+    }
+    let path = sample("congestion.pcap");
+    let qp = |p: &Value| p["bth"]["dest_qp"].as_u64();
+    let want = json_counts(&path, |p| matches!(qp(p), Some(0xc31 | 0xa32)));
+    assert_eq!(want.len(), 2, "{want:?}");
+    let every = json_counts(&path, |_| true);
+    let dir = tempfile::tempdir().unwrap();
+    let rc = dir.path().join("rc");
+    let cmd = format!(
+        "{BIN} top -r {}; echo $? > {}; sleep 60",
+        path.display(),
+        rc.display()
+    );
+    let t = Tmux::start(100, 30, &cmd);
+    t.wait_for(30, |s| {
+        s.iter().any(|l| l.contains("finished: end of file")) && table_rows(s) == every
+    });
+    // A mistake: the error read -Y prints for it, above the prompt; top goes on.
+    let cli = Command::new(BIN)
+        .arg("read")
+        .arg(&path)
+        .args(["-Y", "bth.dest_qp == "])
+        .output()
+        .expect("read");
+    let cli = String::from_utf8_lossy(&cli.stderr).to_string();
+    let at = cli.find("display filter: column").expect("read -Y's error");
+    let msg = cli[at..]
+        .trim_end()
+        .trim_end_matches(" (see --help)")
+        .to_string();
+    t.keys("/");
+    t.type_text("bth.dest_qp == ");
+    t.keys("Enter");
+    let s = t.wait_for(5, |s| s.iter().any(|l| l.trim_end() == msg));
+    assert_eq!(s.last().map(|l| l.trim_end()), Some("/bth.dest_qp =="));
+    // Corrected and applied: the rows left are the packets of those two QPs.
+    t.type_text("0xc31 || bth.dest_qp == 0xa32");
+    t.keys("Enter");
+    let frames: u64 = want.iter().map(|r| r.2).sum();
+    let head = format!("filter: bth.dest_qp == 0xc31 || bth.dest_qp == 0xa32 ({frames} frames)");
+    let s = t.wait_for(5, |s| s[2].contains(&head) && table_rows(s) == want);
+    assert!(s.last().unwrap().starts_with("q quit"), "{}", s.join("\n"));
+    // Esc leaves the filter as it was; an empty one clears it.
+    t.keys("/");
+    t.type_text("x");
+    t.keys("Escape");
+    t.wait_for(5, |s| {
+        s.last().unwrap().starts_with("q quit") && table_rows(s) == want
+    });
+    t.keys("/");
+    t.keys("C-u");
+    t.keys("Enter");
+    t.wait_for(5, |s| !s[2].contains("filter:") && table_rows(s) == every);
+    quit_and_check(&t, &rc, "q");
+}
+
+#[test]
+fn y_filters_from_the_start() {
+    if !have_tmux("y_filters_from_the_start") {
+        return;
+    }
+    let path = sample("congestion.pcap");
+    let want = json_counts(&path, |p| p["ecn"] == "ce");
+    assert_eq!(want.len(), 2, "{want:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let rc = dir.path().join("rc");
+    let cmd = format!(
+        "{BIN} top -r {} -Y 'ecn == \"ce\"'; echo $? > {}; sleep 60",
+        path.display(),
+        rc.display()
+    );
+    let t = Tmux::start(100, 30, &cmd);
+    t.wait_for(30, |s| {
+        s.iter().any(|l| l.contains("finished: end of file")) && table_rows(s) == want
+    });
+    quit_and_check(&t, &rc, "q");
+}
+
+/// The request packets (not ACKs, opcode 0x11) of `read FILE --json` whose PSN their flow
+/// already carried, counted per flow as `table_rows` gives them: what
+/// `analysis.retransmission` means (a resend of a PSN seen before), worked out in the test.
+fn resent_by_json(path: &Path) -> Vec<(String, u32, u64)> {
+    let mut seen = std::collections::HashSet::new();
+    json_counts(path, |p| {
+        let b = &p["bth"];
+        if b["opcode"] == 0x11 {
+            return false;
+        }
+        let k = (
+            p["src"].to_string(),
+            p["dst"].to_string(),
+            b["dest_qp"].as_u64(),
+            b["psn"].as_u64(),
+        );
+        !seen.insert(k)
+    })
+}
+
+#[test]
+fn analysis_fields_filter_on_the_marks() {
+    if !have_tmux("analysis_fields_filter_on_the_marks") {
+        return;
+    }
+    let path = sample("write_bw.pcap");
+    let want = resent_by_json(&path);
+    assert!(!want.is_empty());
+    let dir = tempfile::tempdir().unwrap();
+    let rc = dir.path().join("rc");
+    let cmd = format!(
+        "{BIN} top -r {} -Y analysis.retransmission; echo $? > {}; sleep 60",
+        path.display(),
+        rc.display()
+    );
+    let t = Tmux::start(100, 30, &cmd);
+    t.wait_for(30, |s| {
+        s.iter().any(|l| l.contains("finished: end of file")) && table_rows(s) == want
+    });
+    // Cleared, then typed after the end: the kept frames are analysed again for their marks.
+    t.keys("/");
+    t.keys("C-u");
+    t.keys("Enter");
+    t.wait_for(5, |s| !s[2].contains("filter:") && table_rows(s).len() == 2);
+    t.keys("/");
+    t.type_text("analysis.retransmission");
+    t.keys("Enter");
+    t.wait_for(5, |s| {
+        s[2].contains("filter: analysis.retransmission") && table_rows(s) == want
+    });
+    quit_and_check(&t, &rc, "q");
 }
 
 /// Whether the terminal `tty` is back in canonical mode with echo (raw mode left).
@@ -545,6 +740,141 @@ fn live_loopback_rows() {
     quit_and_check(&t, &rc, "q");
 }
 
+/// `getent passwd USER`'s user and group IDs (the system's lookup, not ours).
+fn getent_ids(user: &str) -> Option<(u32, u32)> {
+    let out = Command::new("getent")
+        .args(["passwd", user])
+        .output()
+        .ok()?;
+    let line = String::from_utf8(out.stdout).ok()?;
+    let f: Vec<&str> = line.trim().split(':').collect();
+    Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?))
+}
+
+/// The process whose command line holds `needle` (a unique path), and its /proc status lines
+/// `Uid:`, `Gid:`, `Groups:`, `CapEff:` (values, whitespace-joined).
+fn proc_with(needle: &str) -> Option<(u32, [String; 4])> {
+    for e in fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmd) = fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmd
+            .split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).to_string())
+            .collect();
+        // top itself (not the shell or `ip netns exec` around it).
+        if !(args.first().is_some_and(|a| a == BIN) && args.iter().any(|a| a.contains(needle))) {
+            continue;
+        }
+        let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let field = |k: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(k))
+                .map(|v| v.split_whitespace().collect::<Vec<_>>().join(" "))
+                .unwrap_or_default()
+        };
+        return Some((
+            pid,
+            [
+                field("Uid:"),
+                field("Gid:"),
+                field("Groups:"),
+                field("CapEff:"),
+            ],
+        ));
+    }
+    None
+}
+
+/// `top lo -Z nobody` (as root, on a namespace's loopback): once the device is open the
+/// process runs as nobody (real, effective, saved and filesystem IDs from /proc, against
+/// `getent passwd nobody`), without supplementary groups or capabilities; the --save-dir it
+/// created is nobody's, and `w` writes there, as nobody, every frame captured after the drop.
+/// `-Z root` keeps root.
+#[test]
+fn live_top_drops_root_to_the_z_user() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: live_top_drops_root_to_the_z_user needs root (to drop privileges)");
+        return;
+    }
+    if !have_tmux("live_top_drops_root_to_the_z_user") {
+        return;
+    }
+    let Some((uid, gid)) = getent_ids("nobody") else {
+        eprintln!("skipped: no user 'nobody' on this system");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    for (z, ids) in [("nobody", (uid, gid)), ("root", (0, 0))] {
+        let ns = Netns::new();
+        let save = dir.path().join(format!("saved-{z}"));
+        let rc = dir.path().join(format!("rc-{z}"));
+        let cmd = format!(
+            "ip netns exec {} {BIN} top lo -Z {z} --save-dir {}; echo $? > {}; sleep 60",
+            ns.0,
+            save.display(),
+            rc.display()
+        );
+        let t = Tmux::start(100, 30, &cmd);
+        t.wait_for(20, |s| s[0].starts_with("capture on lo"));
+        let (_, [uids, gids, groups, cap]) =
+            proc_with(save.to_str().unwrap()).expect("top's process");
+        assert_eq!(uids, vec![ids.0.to_string(); 4].join(" "), "-Z {z}");
+        assert_eq!(gids, vec![ids.1.to_string(); 4].join(" "), "-Z {z}");
+        if z == "nobody" {
+            assert_eq!(groups, "");
+            assert_eq!(cap, "0000000000000000");
+        }
+        let m = fs::metadata(&save).expect("--save-dir created");
+        assert_eq!((m.uid(), m.gid()), ids, "-Z {z}");
+        // 4 WRITE ONLY to QP 0x11, then w.
+        ns.send((0..4).map(|i| roce(0x0a, 0x11, i, 128)).collect());
+        t.wait_for(10, |s| {
+            row_packets(s, "127.0.0.1 → 127.0.0.1", 0x11) == Some(4)
+        });
+        t.keys("w");
+        t.wait_for(10, |s| s[2].contains("wrote 4 frames"));
+        let written: Vec<PathBuf> = fs::read_dir(&save)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(written.len(), 1);
+        let m = fs::metadata(&written[0]).unwrap();
+        assert_eq!((m.uid(), m.gid()), ids, "the w file, -Z {z}");
+        assert_eq!(
+            summary_flows(&written[0]),
+            [("127.0.0.1 → 127.0.0.1".to_string(), 0x11, 4)]
+        );
+        quit_and_check(&t, &rc, "q");
+    }
+    // A -Z name that is no user: one line, a usage error, before the device is opened.
+    let (rc, err) = (dir.path().join("rc"), dir.path().join("err"));
+    let cmd = format!(
+        "{BIN} top lo -Z no-such-user-ri36 2> {}; echo $? > {}; sleep 60",
+        err.display(),
+        rc.display()
+    );
+    let _t = Tmux::start(100, 30, &cmd);
+    let end = Instant::now() + Duration::from_secs(10);
+    while !rc.exists() {
+        assert!(Instant::now() < end, "top did not end");
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(100));
+    assert_eq!(fs::read_to_string(&rc).unwrap().trim(), "2");
+    assert_eq!(
+        fs::read_to_string(&err).unwrap(),
+        "roce-inspect: -Z no-such-user-ri36: no such user\n"
+    );
+}
+
 #[test]
 fn bad_arguments_are_usage_errors() {
     for args in [
@@ -552,6 +882,9 @@ fn bad_arguments_are_usage_errors() {
         vec!["top", "-r", "x.pcap", "--speed", "fast"],
         vec!["top", "--speed", "2", "eth0"],
         vec!["top", "eth0", "-r", "x.pcap"],
+        vec!["top", "-r", "x.pcap", "-Z", "nobody"],
+        vec!["top", "-r", "x.pcap", "-Y", "bth.dest_qp =="],
+        vec!["top", "-r", "x.pcap", "-Y", "no.such.field"],
     ] {
         let out = Command::new(BIN).args(&args).output().expect("top");
         assert_eq!(out.status.code(), Some(2), "{args:?}");

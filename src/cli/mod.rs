@@ -162,11 +162,14 @@ pub enum Command {
     /// NAKs, RNR NAKs, CE marks, CNPs and ACK RTT, updated as they happen (needs a terminal).
     ///
     /// Keys: q or Ctrl-C quit, ↑/↓ or j/k select a flow, Enter shows its last packets and
-    /// gaps, s cycles the sort column, p pauses, w writes the frames kept so far to a pcapng
-    /// file. Capturing needs root or CAP_NET_RAW + CAP_NET_ADMIN, as `capture` does.
+    /// gaps, s cycles the sort column, p pauses, / types a display filter (as -Y: the table
+    /// counts only the packets it passes), w writes the frames kept so far to a pcapng file.
+    /// Capturing needs root or CAP_NET_RAW + CAP_NET_ADMIN, as `capture` does; root is given up
+    /// once the device is open (-Z).
     #[command(after_help = "Examples:\n  roce-inspect top eth0\n  \
                             roce-inspect top mlx5_0 --summary\n  \
-                            roce-inspect top -r samples/congestion.pcap --speed 10")]
+                            roce-inspect top -r samples/congestion.pcap --speed 10\n  \
+                            roce-inspect top -r samples/congestion.pcap -Y 'bth.dest_qp == 0xc31'")]
     Top(top::TopArgs),
 }
 
@@ -387,6 +390,21 @@ pub struct DisplayArgs {
     pub report: ReportArgs,
 }
 
+impl Default for DisplayArgs {
+    /// The options as `read FILE` has them when no flag is given: each default is the one its
+    /// `#[arg]` attribute declares (clap parses an empty command line), so a flag added later
+    /// has its default here too (`top` builds its summary's options from this).
+    fn default() -> Self {
+        use clap::FromArgMatches;
+        let cmd = <DisplayArgs as Args>::augment_args(clap::Command::new("defaults"));
+        // The declared defaults parse (tested below): a failure is a bug in the attributes.
+        let m = cmd
+            .try_get_matches_from(["defaults"])
+            .expect("DisplayArgs' declared defaults parse");
+        DisplayArgs::from_arg_matches(&m).expect("DisplayArgs' declared defaults parse")
+    }
+}
+
 impl DisplayArgs {
     /// The `-T fields` layout, `None` without `-T fields`.
     ///
@@ -556,6 +574,20 @@ mod tests {
         assert!(parse_duration("0").is_err());
         assert!(parse_duration("-1").is_err());
         assert!(parse_duration("inf").is_err());
+    }
+
+    /// `DisplayArgs::default()` is what `read FILE` parses without a display flag (its
+    /// `Debug` text: the type has no `PartialEq`).
+    #[test]
+    fn display_defaults_are_read_s() {
+        let cli = Cli::try_parse_from(["roce-inspect", "read", "x.pcap"]).unwrap();
+        let Command::Read(r) = cli.command else {
+            panic!("not read")
+        };
+        let d = DisplayArgs::default();
+        assert_eq!(format!("{d:?}"), format!("{:?}", r.display));
+        assert_eq!(d.report.max_flows, 16384);
+        assert!(!d.json && d.display_filter.is_none() && d.count.is_none());
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::decode::{DecodeConfig, LinkType, decode_frame};
 use crate::pipeline::{Outcome, io_outcome, write_reports};
 use crate::source::FileSource;
 use crate::source::live::{LiveError, LiveOptions, LiveSource};
+use crate::source::privdrop::Plan;
 use crate::tui::engine::{Feed, Settings};
 use crate::tui::feed::{LiveFeed, ReplayFeed};
 
@@ -41,6 +42,10 @@ pub struct TopArgs {
     /// libpcap BPF filter expression instead of the default RoCE filter.
     #[arg(short = 'f', long = "filter", value_name = "EXPR")]
     pub filter: Option<String>,
+    /// Display filter at the start (as `/` sets it): the table counts only the packets it
+    /// passes, e.g. `-Y 'bth.dest_qp == 0x11'`; the analysis still sees every packet.
+    #[arg(short = 'Y', long = "display-filter", value_name = "EXPR", value_parser = parse_display_filter)]
+    pub display_filter: Option<String>,
     /// Bytes kept of each frame (1-262144).
     #[arg(long, value_name = "BYTES", default_value_t = crate::source::live::MAX_SNAPLEN,
           value_parser = clap::value_parser!(u32).range(1..=crate::source::live::MAX_SNAPLEN as i64))]
@@ -83,6 +88,16 @@ pub struct TopArgs {
     /// Split flows by mirror session (ERSPAN session ID / VXLAN VNI) too.
     #[arg(long = "encap-session")]
     pub encap_session: bool,
+    /// Once the device is open, run as USER instead of root (tcpdump's -Z, as `capture`):
+    /// default the user behind sudo (SUDO_USER), else `nobody`; `-Z root` keeps root. `w` then
+    /// writes as USER; a --save-dir that does not exist yet is created and given to USER.
+    #[arg(
+        short = 'Z',
+        long = "relinquish-privileges",
+        value_name = "USER",
+        conflicts_with = "r_file"
+    )]
+    pub user: Option<String>,
 }
 
 /// `--keep`: a size as `--buffer-size` takes it, or 0.
@@ -92,6 +107,13 @@ fn parse_keep(s: &str) -> Result<u32, String> {
     } else {
         super::parse_size(s)
     }
+}
+
+/// `-Y`: an expression `top` can filter on (checked here, compiled again for the engine).
+fn parse_display_filter(s: &str) -> Result<String, String> {
+    crate::tui::shown::compile(s)
+        .map(|_| s.to_string())
+        .map_err(|e| e.to_string())
 }
 
 fn parse_speed(s: &str) -> Result<f64, String> {
@@ -112,32 +134,19 @@ impl TopArgs {
     /// The display options `read`/`capture` would have for the same settings (the summary's
     /// printer reads them).
     fn display(&self) -> DisplayArgs {
-        DisplayArgs {
-            count: None,
-            filter: self.filter.clone(),
-            qp: None,
-            opcode: None,
-            display_filter: None,
-            marks: false,
-            json: self.json,
-            format: None,
-            fields: Vec::new(),
-            field_options: Vec::new(),
-            verbose: false,
-            all: false,
-            color: crate::output::style::ColorChoice::Auto,
-            numeric: false,
-            roce_ports: self.roce_ports.clone(),
-            vxlan_ports: self.vxlan_ports.clone(),
-            mirror_time: false,
-            report: ReportArgs {
-                summary: true,
-                max_flows: self.max_flows,
-                mtu: self.mtu,
-                encap_session: self.encap_session,
-                ..ReportArgs::default()
-            },
-        }
+        let mut d = DisplayArgs::default();
+        d.filter = self.filter.clone();
+        d.json = self.json;
+        d.roce_ports = self.roce_ports.clone();
+        d.vxlan_ports = self.vxlan_ports.clone();
+        d.report = ReportArgs {
+            summary: true,
+            max_flows: self.max_flows,
+            mtu: self.mtu,
+            encap_session: self.encap_session,
+            ..d.report
+        };
+        d
     }
 
     fn settings(&self, linktype: LinkType, snaplen: u32) -> Settings {
@@ -152,6 +161,11 @@ impl TopArgs {
             linktype,
             snaplen,
             keep_bytes: self.keep as usize,
+            run_as: None,
+            display_filter: self.display_filter.as_ref().and_then(|e| {
+                let f = crate::tui::shown::compile(e).ok()?;
+                Some((e.clone(), f))
+            }),
         }
     }
 
@@ -179,7 +193,17 @@ pub fn top(a: &TopArgs) -> Result<Outcome> {
     // SIGTERM / SIGHUP (Ctrl-C is a key in raw mode): end as `q` does.
     ctrlc::set_handler(move || seen.store(true, Ordering::SeqCst))
         .context("installing the SIGTERM handler")?;
-    let (mut feed, settings, source) = open(a)?;
+    // Who to become once the device is open: decided (and a bad -Z refused) before opening.
+    // A replay opens no device: it runs as it was started, as `read` does.
+    let plan = match a.r_file {
+        Some(_) => Plan::Keep,
+        None => Plan::resolve(a.user.as_deref())?,
+    };
+    let (mut feed, mut settings, source) = open(a)?;
+    if a.r_file.is_none() {
+        give_up_root(&plan, &a.save_dir)?;
+        settings.run_as = plan.account().map(|u| u.name.clone());
+    }
     let done = crate::tui::app::run(
         feed.as_mut(),
         settings,
@@ -206,6 +230,17 @@ pub fn top(a: &TopArgs) -> Result<Outcome> {
         )),
         None => Ok(Outcome::Ok),
     }
+}
+
+/// The device is open: create `save_dir` if it is new and give it to the user of `plan`, then
+/// become that user (`-Z`), so that `w` writes its files as them.
+///
+/// # Errors
+/// A failed mkdir, chown or set*id call, or a privilege left after the drop.
+fn give_up_root(plan: &Plan, save_dir: &std::path::Path) -> Result<()> {
+    plan.hand_over_dir(save_dir)?;
+    plan.drop_now()?;
+    Ok(())
 }
 
 /// Open the source the arguments name: the feed, its settings, and its name for the header.

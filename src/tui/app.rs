@@ -15,7 +15,7 @@ use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, Ke
 use super::engine::{self, Command, Engine, Feed, Settings, TICK, Tick};
 use super::model::Model;
 use super::pane;
-use super::render::{self, Screen};
+use super::render::{self, Prompt, Screen};
 use crate::analyze::Report;
 
 /// How `top` ended.
@@ -173,6 +173,7 @@ impl Ui {
         if let Some(first) = t.first_ts_ns {
             self.model.set_origin(first);
         }
+        self.model.set_shown(t.shown);
         self.model
             .update(t.now_ns, &t.flows, t.frames, t.roce, t.bytes);
         let s = &mut self.screen;
@@ -209,6 +210,9 @@ impl Ui {
 
     fn key(&mut self, k: KeyEvent) -> Action {
         let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+        if self.screen.prompt.is_some() {
+            return self.prompt_key(k.code, ctrl);
+        }
         match k.code {
             KeyCode::Char('q') | KeyCode::Char('Q') => return Action::Quit,
             KeyCode::Char('c') if ctrl => return Action::Quit,
@@ -225,6 +229,15 @@ impl Ui {
                 self.model.toggle_pause();
                 let _ = self.commands.send(Command::Pause(self.model.paused()));
             }
+            KeyCode::Char('/') => {
+                // Opened on the filter applied, to edit it (as Wireshark's filter bar).
+                let text = self
+                    .model
+                    .shown()
+                    .map(|s| s.expr.clone())
+                    .unwrap_or_default();
+                self.screen.prompt = Some(Prompt::new(text));
+            }
             KeyCode::Char('w') => {
                 let path = save_path(&self.save_dir, engine::wall_ns() / 1_000_000_000);
                 self.screen.message = Some(format!("writing {}…", path.display()));
@@ -237,9 +250,69 @@ impl Ui {
     }
 }
 
+impl Ui {
+    /// A key while the `/` prompt is open: typed text, Backspace, Ctrl-U (clear), Enter
+    /// (apply; an empty line clears the filter), Esc (cancel); Ctrl-C still quits.
+    fn prompt_key(&mut self, code: KeyCode, ctrl: bool) -> Action {
+        let Some(p) = self.screen.prompt.as_mut() else {
+            return Action::Nothing;
+        };
+        match code {
+            KeyCode::Char('c') if ctrl => return Action::Quit,
+            KeyCode::Char('u') if ctrl => p.text.clear(),
+            KeyCode::Char(c) if !ctrl => p.text.push(c),
+            KeyCode::Backspace => {
+                p.text.pop();
+            }
+            KeyCode::Esc => self.screen.prompt = None,
+            KeyCode::Enter => match prompt_command(&p.text) {
+                Ok(c) => {
+                    let _ = self.commands.send(c);
+                    self.screen.prompt = None;
+                    return Action::Redraw;
+                }
+                Err(e) => {
+                    p.error = Some(e);
+                    return Action::Redraw;
+                }
+            },
+            _ => return Action::Nothing,
+        }
+        if let Some(p) = self.screen.prompt.as_mut() {
+            p.check();
+        }
+        Action::Redraw
+    }
+}
+
+/// The engine's command for the filter `text` typed at the `/` prompt (blank: no filter); the
+/// compiler's one-line error (column and expectation, as `read -Y` prints it) otherwise.
+fn prompt_command(text: &str) -> Result<Command, String> {
+    if text.trim().is_empty() {
+        return Ok(Command::Filter(None));
+    }
+    // Compiled as typed, so that the error's column is the typed text's.
+    let f = super::shown::compile(text).map_err(|e| e.to_string())?;
+    Ok(Command::Filter(Some((text.trim().to_string(), f))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prompt_commands() {
+        assert!(matches!(prompt_command("  "), Ok(Command::Filter(None))));
+        match prompt_command(" bth.dest_qp == 0x11 ") {
+            Ok(Command::Filter(Some((e, _)))) => assert_eq!(e, "bth.dest_qp == 0x11"),
+            _ => panic!("not a filter"),
+        }
+        // The error read -Y gives for the same text (column and expectation).
+        let e = prompt_command("bth.dest_qp == ").unwrap_err();
+        let cli = crate::filter::DisplayFilter::compile("bth.dest_qp == ").unwrap_err();
+        assert_eq!(e, cli.to_string());
+        assert!(e.starts_with("display filter: column "), "{e}");
+    }
 
     #[test]
     fn save_paths_do_not_overwrite() {

@@ -14,10 +14,12 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use super::ring::Ring;
+use super::shown::{Shown, View};
 use crate::analyze::flow::FlowKey;
 use crate::analyze::live::LiveFlow;
 use crate::analyze::{AnalyzeConfig, Analyzer, Report};
 use crate::decode::{DecodeConfig, Frame, LinkType, Opcode, decode_frame};
+use crate::filter::DisplayFilter;
 use crate::source::Record;
 
 /// Time between two ticks (the screen redraws at most this often).
@@ -111,6 +113,8 @@ pub struct Tick {
     pub ended: Option<String>,
     /// The result of the last `w`.
     pub message: Option<String>,
+    /// What the display filter passed so far, while one is applied.
+    pub shown: Option<Shown>,
 }
 
 /// What the screen asks the capture thread.
@@ -122,6 +126,8 @@ pub enum Command {
     Write(PathBuf),
     /// Pause or resume (a replay stops reading; a live capture goes on).
     Pause(bool),
+    /// Apply this display filter (as typed, compiled), or none.
+    Filter(Option<(String, Arc<DisplayFilter>)>),
 }
 
 /// Settings of the capture thread.
@@ -137,6 +143,10 @@ pub struct Settings {
     pub snaplen: u32,
     /// Most bytes of frames kept for `w` (the oldest are dropped first).
     pub keep_bytes: usize,
+    /// The display filter at the start (`top -Y EXPR`): as typed, compiled.
+    pub display_filter: Option<(String, Arc<DisplayFilter>)>,
+    /// The user root was given up to (`-Z`), named when a `w` file cannot be written.
+    pub run_as: Option<String>,
 }
 
 /// The detail view's line of a frame of flow `k` (`None` for other frames).
@@ -164,6 +174,8 @@ pub struct Engine {
     ring: Ring,
     selected: Option<FlowKey>,
     recent: VecDeque<Brief>,
+    /// The display filter and what it passed, while one is applied.
+    view: Option<View>,
     frames: u64,
     roce: u64,
     bytes: u64,
@@ -181,7 +193,12 @@ pub struct Engine {
 impl Engine {
     /// A new engine.
     pub fn new(settings: Settings) -> Engine {
+        let view = settings
+            .display_filter
+            .as_ref()
+            .map(|(expr, f)| Self::view_of(&settings, expr, f));
         Engine {
+            view,
             analyzer: Analyzer::new(settings.analyze.clone()),
             ring: Ring::new(settings.keep_bytes),
             settings,
@@ -215,8 +232,52 @@ impl Engine {
         }
         self.analyzer.push(rec.number, rec.ts_ns, &frame);
         self.ring.push(rec);
-        if let Some(k) = self.selected {
+        let shown = match &mut self.view {
+            Some(v) => {
+                let first = self.analyzer.frame_counts().first_ts_ns;
+                v.offer(rec, &frame, first.unwrap_or(rec.ts_ns))
+            }
+            None => true,
+        };
+        if let (Some(k), true) = (self.selected, shown) {
             self.keep_recent(&k, rec, &frame);
+        }
+    }
+
+    /// The capture's first frame time, ns (`rec`'s before any frame): the zero of
+    /// `frame.time_relative`.
+    fn first_ts(&self, rec: &Record<'_>) -> u64 {
+        self.analyzer
+            .frame_counts()
+            .first_ts_ns
+            .unwrap_or(rec.ts_ns)
+    }
+
+    fn view_of(settings: &Settings, expr: &str, f: &Arc<DisplayFilter>) -> View {
+        View::new(expr, Arc::clone(f), &settings.analyze)
+    }
+
+    /// Apply display filter `f` (or none): its counts begin again with the frames still kept,
+    /// and the detail view's packets are looked for again.
+    fn set_filter(&mut self, f: Option<(String, Arc<DisplayFilter>)>) {
+        self.view = f.map(|(expr, f)| {
+            let mut v = Self::view_of(&self.settings, &expr, &f);
+            self.refilter(&mut v);
+            v
+        });
+        self.recent_from_ring();
+    }
+
+    /// Count the kept frames into `v`, noting where it began when earlier frames are gone.
+    fn refilter(&self, v: &mut View) {
+        let mut records = self.ring.records().peekable();
+        let oldest = records.peek().map_or(self.frames + 1, |r| r.number);
+        if self.frames > self.ring.len() as u64 {
+            v.begin_at(oldest);
+        }
+        for rec in records {
+            let frame = self.decode(&rec);
+            v.offer(&rec, &frame, self.first_ts(&rec));
         }
     }
 
@@ -231,26 +292,48 @@ impl Engine {
     }
 
     /// The selected flow's last packets among the kept frames (decoded again: a few ms for the
-    /// 64 MiB kept by default, once per change of selection).
+    /// 64 MiB kept by default, once per change of selection or filter).
     fn recent_from_ring(&mut self) {
         self.recent.clear();
         let Some(k) = self.selected else { return };
+        if let Some(v) = &self.view {
+            // Tested in order by a new copy of the filter: the view's own (its marks'
+            // analysis) has moved past these frames.
+            let mut fresh = View::new(&v.shown().expr, v.filter(), &self.settings.analyze);
+            for rec in self.ring.records() {
+                let frame = self.decode(&rec);
+                if fresh.passes(&rec, &frame, self.first_ts(&rec))
+                    && let Some(b) = brief(&k, &rec, &frame)
+                {
+                    if self.recent.len() == RECENT {
+                        self.recent.pop_front();
+                    }
+                    self.recent.push_back(b);
+                }
+            }
+            return;
+        }
         let mut found = Vec::new();
         for rec in self.ring.records().rev() {
             if found.len() == RECENT {
                 break;
             }
-            let frame = decode_frame(
-                self.settings.linktype,
-                rec.data,
-                rec.len,
-                &self.settings.decode,
-            );
+            let frame = self.decode(&rec);
             if let Some(b) = brief(&k, &rec, &frame) {
                 found.push(b);
             }
         }
         self.recent.extend(found.into_iter().rev());
+    }
+
+    /// Decode a kept frame.
+    fn decode<'a>(&self, rec: &Record<'a>) -> Frame<'a> {
+        decode_frame(
+            self.settings.linktype,
+            rec.data,
+            rec.len,
+            &self.settings.decode,
+        )
     }
 
     /// Carry out a command of the screen.
@@ -264,6 +347,7 @@ impl Engine {
             }
             Command::Write(path) => self.message = Some(self.write(&path)),
             Command::Pause(p) => feed.set_paused(p),
+            Command::Filter(f) => self.set_filter(f),
         }
     }
 
@@ -285,7 +369,13 @@ impl Engine {
                 self.ring.dropped()
             ),
             Ok(()) => format!("wrote {n} frames to {}", path.display()),
-            Err(e) => format!("could not write {}: {e}", path.display()),
+            Err(e) => match &self.settings.run_as {
+                Some(u) => format!(
+                    "could not write {} as {u} (-Z): {e}; give a --save-dir {u} can write, or -Z root",
+                    path.display()
+                ),
+                None => format!("could not write {}: {e}", path.display()),
+            },
         }
     }
 
@@ -314,6 +404,7 @@ impl Engine {
             recent: self.recent.iter().cloned().collect(),
             ended: ended.map(str::to_string),
             message: self.message.take(),
+            shown: self.view.as_ref().map(|v| v.shown().clone()),
         }
     }
 
@@ -497,6 +588,8 @@ mod tests {
             linktype: LinkType::ETHERNET,
             snaplen: 65535,
             keep_bytes,
+            display_filter: None,
+            run_as: None,
         }
     }
 
@@ -580,6 +673,76 @@ mod tests {
         assert_eq!(tick.recent.last().map(|b| b.number), Some(200));
         stop.store(true, Ordering::SeqCst);
         assert_eq!(t.join().unwrap(), 200);
+    }
+
+    /// Push `sent` into `e`, numbered from `first`.
+    fn push_all(e: &mut Engine, sent: &[(u64, Vec<u8>)], first: u64) {
+        for (i, (ts, data)) in sent.iter().enumerate() {
+            e.frame(&Record {
+                number: first + i as u64,
+                ts_ns: *ts,
+                base_ts_ns: 0,
+                caplen: data.len() as u32,
+                len: data.len() as u32,
+                data,
+            });
+        }
+    }
+
+    fn filter(expr: &str) -> Command {
+        Command::Filter(Some((
+            expr.to_string(),
+            crate::tui::shown::compile(expr).unwrap(),
+        )))
+    }
+
+    #[test]
+    fn a_filter_counts_the_kept_frames_again_then_new_ones() {
+        let mut feed = VecFeed {
+            frames: Vec::new(),
+            next: 0,
+        };
+        let mut e = Engine::new(settings(1 << 20));
+        // 30 frames: QP 0x11 odd frames, QP 0x22 even ones (PSN 0-14 each).
+        push_all(&mut e, &frames(15), 1);
+        e.command(Command::Select(Some(key(0x22))), &mut feed);
+        e.command(filter("bth.dest_qp == 0x22 && bth.psn >= 10"), &mut feed);
+        let t = e.tick(&mut feed, None);
+        let s = t.shown.expect("a filter");
+        assert_eq!((s.frames, s.from_frame), (5, None));
+        assert_eq!(s.flows[&key(0x22)].packets, 5);
+        assert!(!s.flows.contains_key(&key(0x11)));
+        // The detail view lists the packets the filter passes.
+        let psns: Vec<u32> = t.recent.iter().map(|b| b.psn).collect();
+        assert_eq!(psns, [10, 11, 12, 13, 14]);
+        // The analysis still sees every frame.
+        assert_eq!(t.flows.iter().map(|f| f.packets).sum::<u64>(), 30);
+        // New frames are counted as they come (PSN 0-14 again: none passes, then 10-14 do).
+        push_all(&mut e, &frames(15), 31);
+        let t = e.tick(&mut feed, None);
+        assert_eq!(t.shown.as_ref().map(|s| s.frames), Some(10));
+        assert_eq!(t.recent.len(), 10);
+        // Cleared.
+        e.command(Command::Filter(None), &mut feed);
+        let t = e.tick(&mut feed, None);
+        assert!(t.shown.is_none());
+        assert_eq!(t.recent.len(), 30);
+    }
+
+    #[test]
+    fn a_filter_after_frames_were_dropped_says_where_it_began() {
+        let sent = frames(15);
+        let len = sent[0].1.len();
+        let mut feed = VecFeed {
+            frames: Vec::new(),
+            next: 0,
+        };
+        // Room for 10 frames: 21-30 are kept.
+        let mut e = Engine::new(settings(10 * len));
+        push_all(&mut e, &sent, 1);
+        e.command(filter("bth.dest_qp == 0x22"), &mut feed);
+        let s = e.tick(&mut feed, None).shown.expect("a filter");
+        assert_eq!((s.frames, s.from_frame), (5, Some(21)));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! - [`model`]: the view model (rates over a sliding window, sort, selection, cells), pure.
 //! - [`pane`]: the findings pane's lines from a report.
 //! - [`ring`]: the latest frames, bounded by bytes, for `w`.
+//! - [`shown`]: the display filter (`/`, `-Y`): which packets the table counts.
 //! - [`render`]: ratatui drawing; [`app`]: the screen thread, keys, terminal set-up and restore.
 
 pub mod app;
@@ -16,3 +17,4 @@ pub mod model;
 pub mod pane;
 pub mod render;
 pub mod ring;
+pub mod shown;

@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use super::shown::Shown;
 use crate::analyze::flow::FlowKey;
 use crate::analyze::live::LiveFlow;
 
@@ -124,6 +125,17 @@ impl Column {
             Column::Spark => 10,
         }
     }
+
+    /// `text` as this column shows it in `width` cells: cut to fit (`…`), and numbers
+    /// right-aligned as `top` and `iftop` show them. The one formatting of every cell, the
+    /// header's titles included.
+    pub fn fit(self, text: &str, width: u16) -> String {
+        let text = clip(text, width as usize);
+        match self {
+            Column::Flow | Column::Qp | Column::Spark => text,
+            _ => format!("{text:>w$}", w = width as usize),
+        }
+    }
 }
 
 /// Every column, in display order.
@@ -239,11 +251,19 @@ impl Row {
             Column::Rtt => f.ack_rtt_mean_ns.map_or("-".into(), rtt_us),
             Column::Spark => sparkline(&self.spark, width as usize),
         };
-        let text = clip(&text, width as usize);
+        c.fit(&text, width)
+    }
+
+    /// Whether column `c` shows a sign of trouble (retransmissions, gaps, NAKs, RNR NAKs),
+    /// for highlighting.
+    pub fn flagged(&self, c: Column) -> bool {
+        let f = &self.flow;
         match c {
-            Column::Flow | Column::Qp | Column::Spark => text,
-            // Numbers right-aligned, as `top` and `iftop` show them.
-            _ => format!("{text:>w$}", w = width as usize),
+            Column::Retx => f.retransmitted > 0,
+            Column::Gaps => f.gap_events > 0,
+            Column::Naks => f.naks > 0,
+            Column::Rnr => f.rnr_naks > 0,
+            _ => false,
         }
     }
 }
@@ -353,7 +373,16 @@ pub struct Totals {
 #[derive(Clone, Debug)]
 pub struct Model {
     window_ns: u64,
+    /// Every flow's counters, in the analysis's order (the report's flow ids).
     flows: Vec<LiveFlow>,
+    /// The flows the table shows: every flow, or under a display filter those with packets it
+    /// passed, counted as [`Shown::restrict`] says.
+    table: Vec<LiveFlow>,
+    /// What the display filter passed, while one is applied.
+    shown: Option<Shown>,
+    /// A flow new at the next update had its bytes then already (a filter was just applied
+    /// and counted the frames kept): no zero sample before them.
+    rebase: bool,
     hist: HashMap<FlowKey, History>,
     /// Cumulative (time, frames, wire bytes) samples inside the window, for the header.
     total_hist: VecDeque<(u64, u64, u64)>,
@@ -378,6 +407,9 @@ impl Model {
         Model {
             window_ns: window_ns.max(1),
             flows: Vec::new(),
+            table: Vec::new(),
+            shown: None,
+            rebase: false,
             hist: HashMap::new(),
             total_hist: VecDeque::new(),
             totals: Totals::default(),
@@ -411,17 +443,17 @@ impl Model {
         if self.paused {
             return;
         }
+        self.set_flows(flows);
         if now_ns == 0 {
             // Before any frame: nothing to count rates from.
-            self.flows.clear();
-            self.flows.extend_from_slice(flows);
             self.totals.frames = frames;
             self.totals.roce = roce;
             self.select_first();
             return;
         }
-        let prev = self.previous(now_ns);
-        for f in flows {
+        let prev = self.previous(now_ns).filter(|_| !self.rebase);
+        self.rebase = false;
+        for f in &self.table {
             let h = self.hist.entry(f.key).or_default();
             if h.samples.is_empty()
                 && let Some(prev) = prev
@@ -431,16 +463,49 @@ impl Model {
             }
             h.add(now_ns, f.transport_bytes, self.window_ns);
         }
-        self.flows.clear();
-        self.flows.extend_from_slice(flows);
         self.update_totals(now_ns, frames, roce, bytes);
         self.last_update = Some(now_ns);
         self.select_first();
     }
 
-    /// Select the first row when none is selected.
+    /// Take every flow's counters, and the table's flows from them.
+    fn set_flows(&mut self, flows: &[LiveFlow]) {
+        self.flows.clear();
+        self.flows.extend_from_slice(flows);
+        self.table.clear();
+        match &self.shown {
+            Some(s) => self
+                .table
+                .extend(flows.iter().filter_map(|f| s.restrict(f))),
+            None => self.table.extend_from_slice(flows),
+        }
+    }
+
+    /// Take what the display filter passed (`None`: no filter), before the [`Model::update`]
+    /// of the same tick. Another filter than the last one starts the rates again: its counts
+    /// are not the previous one's. Ignored while paused.
+    pub fn set_shown(&mut self, shown: Option<Shown>) {
+        if self.paused {
+            return;
+        }
+        let expr = |s: &Option<Shown>| s.as_ref().map(|s| s.expr.clone());
+        if expr(&shown) != expr(&self.shown) {
+            self.hist.clear();
+            self.rebase = self.last_update.is_some();
+        }
+        self.shown = shown;
+    }
+
+    /// What the display filter passed, while one is applied.
+    pub fn shown(&self) -> Option<&Shown> {
+        self.shown.as_ref()
+    }
+
+    /// Select the first row when none is selected, or the selected flow has no row (a display
+    /// filter hides it).
     fn select_first(&mut self) {
-        if self.selected.is_none() {
+        let shown = |k: &FlowKey| self.table.iter().any(|f| f.key == *k);
+        if self.selected.is_none_or(|k| !shown(&k)) {
             self.selected = self.rows().first().map(|r| r.flow.key);
         }
     }
@@ -485,7 +550,7 @@ impl Model {
     /// order of appearance).
     pub fn rows(&self) -> Vec<Row> {
         let mut rows: Vec<Row> = self
-            .flows
+            .table
             .iter()
             .map(|f| {
                 let h = self.hist.get(&f.key);
@@ -705,6 +770,59 @@ mod tests {
     }
 
     #[test]
+    fn a_display_filter_restricts_rows_and_packet_counts() {
+        use crate::tui::shown::Counts;
+        let shown = |packets: u64, bytes: u64| Shown {
+            expr: "bth.dest_qp == 2".into(),
+            frames: packets + 1,
+            from_frame: None,
+            flows: [(
+                key(2),
+                Counts {
+                    packets,
+                    transport_bytes: bytes,
+                    payload_bytes: 0,
+                },
+            )]
+            .into(),
+        };
+        let mut m = Model::new(S);
+        let a = flow(1, 10, 1000);
+        let mut b = flow(2, 5, 500);
+        b.retransmitted = 2;
+        m.update(S, &[a, b], 15, 15, 1500);
+        assert_eq!(m.rows().len(), 2);
+        assert_eq!(m.selected().map(|k| k.dest_qp), Some(1));
+        // QP 2's 3 packets of 300 bytes pass: one row; its retx stays the analysis's; the
+        // selection moves off the hidden flow; no rate from bytes counted before the filter.
+        m.set_shown(Some(shown(3, 300)));
+        m.update(2 * S, &[a, b], 15, 15, 1500);
+        let rows = m.rows();
+        assert_eq!(rows.len(), 1);
+        assert_eq!((rows[0].flow.key.dest_qp, rows[0].flow.packets), (2, 3));
+        assert_eq!(rows[0].flow.retransmitted, 2);
+        assert_eq!(rows[0].bps, 0.0);
+        assert_eq!(m.selected().map(|k| k.dest_qp), Some(2));
+        assert_eq!(m.selected_flow_id(), Some(1), "the report's flow id");
+        // 100 more bytes passed in the next second: 800 b/s.
+        m.set_shown(Some(shown(4, 400)));
+        m.update(3 * S, &[a, b], 16, 16, 1600);
+        assert!(
+            (m.rows()[0].bps - 800.0).abs() < 1e-9,
+            "{}",
+            m.rows()[0].bps
+        );
+        assert_eq!(m.shown().map(|s| s.frames), Some(5));
+        // The header's totals are the whole capture's.
+        assert_eq!(m.totals().frames, 16);
+        // Cleared: every flow with every packet.
+        m.set_shown(None);
+        m.update(4 * S, &[a, b], 16, 16, 1600);
+        let packets: Vec<u64> = m.rows().iter().map(|r| r.flow.packets).collect();
+        assert_eq!(packets, [10, 5]);
+    }
+
+    #[test]
     fn pause_freezes() {
         let mut m = Model::new(S);
         m.update(0, &[flow(1, 1, 0)], 1, 1, 0);
@@ -775,6 +893,11 @@ mod tests {
         assert_eq!(r.cell(Column::Spark, 4), " ▂▃█");
         assert_eq!(r.cell(Column::Flow, 30), "10.0.0.1 → 10.0.0.2");
         assert_eq!(r.cell(Column::Flow, 10), "10.0.0.1 …");
+        // Titles go through the same formatting: numbers' right-aligned, cut with `…`.
+        assert_eq!(Column::Packets.fit(Column::Packets.title(), 9), "  packets");
+        assert_eq!(Column::Rtt.fit(Column::Rtt.title(), 4), "RTT…");
+        assert_eq!(Column::Flow.fit("src → dst", 12), "src → dst");
+        assert!(!r.flagged(Column::Retx) && !r.flagged(Column::Packets));
         assert_eq!(gbps(0.0), "0.00");
         assert_eq!(gbps(1e6), "<0.01");
         assert_eq!(gbps(25.004e9), "25.00");

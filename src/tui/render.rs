@@ -35,6 +35,41 @@ pub struct Screen {
     pub detail: bool,
     /// The last status message (`w`).
     pub message: Option<String>,
+    /// The `/` prompt, while it is open.
+    pub prompt: Option<Prompt>,
+}
+
+/// The `/` prompt at the bottom: the display filter being typed, and why the last Enter was
+/// refused.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Prompt {
+    /// The text typed.
+    pub text: String,
+    /// The compiler's error for it (`display filter: column N: …`), shown above it.
+    pub error: Option<String>,
+    /// Whether the text compiles as it stands (checked at each key: green when it does, red
+    /// when not, as Wireshark colours its filter bar); `None` for an empty line.
+    pub valid: Option<bool>,
+}
+
+impl Prompt {
+    /// A prompt holding `text`, checked.
+    pub fn new(text: String) -> Prompt {
+        let mut p = Prompt {
+            text,
+            error: None,
+            valid: None,
+        };
+        p.check();
+        p
+    }
+
+    /// Check the text after an edit (and forget the last error).
+    pub fn check(&mut self) {
+        self.error = None;
+        self.valid =
+            (!self.text.trim().is_empty()).then(|| super::shown::compile(&self.text).is_ok());
+    }
 }
 
 /// Draw the whole screen.
@@ -42,11 +77,12 @@ pub fn draw(f: &mut Frame<'_>, m: &Model, s: &Screen) {
     let area = f.area();
     // The bottom pane takes a third of what the header and key line leave, at least 4 rows.
     let pane = ((area.height.saturating_sub(4)) / 3).max(4);
+    let error = s.prompt.as_ref().is_some_and(|p| p.error.is_some());
     let [head, table, bottom, keys] = Layout::vertical([
         Constraint::Length(3),
         Constraint::Min(3),
         Constraint::Length(pane),
-        Constraint::Length(1),
+        Constraint::Length(1 + u16::from(error)),
     ])
     .areas(area);
     f.render_widget(header(m, s), head);
@@ -56,7 +92,36 @@ pub fn draw(f: &mut Frame<'_>, m: &Model, s: &Screen) {
     } else {
         f.render_widget(findings(s, bottom.height), bottom);
     }
-    f.render_widget(key_line(m, s), keys);
+    match &s.prompt {
+        Some(p) => f.render_widget(prompt(p, keys.width), keys),
+        None => f.render_widget(key_line(m, s), keys),
+    }
+}
+
+/// The `/` prompt: its error (red) above `/TEXT` and a block cursor, the end of the text
+/// shown when it is longer than the line.
+fn prompt(p: &Prompt, width: u16) -> Paragraph<'static> {
+    let room = usize::from(width).saturating_sub(2);
+    let n = p.text.chars().count();
+    let tail: String = p.text.chars().skip(n.saturating_sub(room)).collect();
+    let mut lines = Vec::new();
+    if let Some(e) = &p.error {
+        lines.push(Line::from(Span::styled(
+            model::clip(e, usize::from(width)),
+            Style::default().fg(Color::Red),
+        )));
+    }
+    let colour = match p.valid {
+        Some(true) => Style::default().fg(Color::Green),
+        Some(false) => Style::default().fg(Color::Red),
+        None => Style::default(),
+    };
+    lines.push(Line::from(vec![
+        Span::raw("/"),
+        Span::styled(tail, colour),
+        Span::styled(" ", Style::default().add_modifier(Modifier::REVERSED)),
+    ]));
+    Paragraph::new(lines)
 }
 
 /// The three header lines: what is watched, elapsed time and drops; rates and frames; sort
@@ -82,6 +147,13 @@ fn header(m: &Model, s: &Screen) -> Paragraph<'static> {
     if let Some(e) = &s.ended {
         state.push_str(&format!("  finished: {e}"));
     }
+    if let Some(sh) = m.shown() {
+        state.push_str(&format!("  filter: {} ({} frames", sh.expr, sh.frames));
+        if let Some(n) = sh.from_frame {
+            state.push_str(&format!(" from frame {n}"));
+        }
+        state.push(')');
+    }
     if let Some(msg) = &s.message {
         state.push_str(&format!("  {msg}"));
     }
@@ -99,14 +171,7 @@ fn draw_table(f: &mut Frame<'_>, m: &Model, area: Rect) {
     let rows = m.rows();
     let sorted = m.sort().column();
     let head = TRow::new(cols.iter().map(|(c, w)| {
-        let title = match c {
-            Column::Flow | Column::Qp | Column::Spark => model::clip(c.title(), *w as usize),
-            _ => format!(
-                "{:>w$}",
-                model::clip(c.title(), *w as usize),
-                w = *w as usize
-            ),
-        };
+        let title = c.fit(c.title(), *w);
         let st = if *c == sorted {
             Style::default().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
         } else {
@@ -123,13 +188,7 @@ fn draw_table(f: &mut Frame<'_>, m: &Model, area: Rect) {
             let cell = Cell::from(r.cell(*c, *w));
             match c {
                 Column::Spark => cell.style(Style::default().fg(Color::Green)),
-                Column::Retx | Column::Gaps | Column::Naks | Column::Rnr => {
-                    if r.cell(*c, *w).trim() != "0" {
-                        cell.style(Style::default().fg(Color::Yellow))
-                    } else {
-                        cell
-                    }
-                }
+                _ if r.flagged(*c) => cell.style(Style::default().fg(Color::Yellow)),
                 _ => cell,
             }
         }))
@@ -231,7 +290,7 @@ fn key_line(m: &Model, s: &Screen) -> Paragraph<'static> {
     };
     let pause = if m.paused() { "p resume" } else { "p pause" };
     Paragraph::new(format!(
-        "q quit  ↑↓/jk select  {enter}  s sort  {pause}  w write pcapng"
+        "q quit  ↑↓/jk select  {enter}  s sort  {pause}  / filter  w write pcapng"
     ))
     .style(Style::default().add_modifier(Modifier::REVERSED))
 }
@@ -319,5 +378,37 @@ mod tests {
         let lines = screen_text(&t);
         assert!(lines[16].contains("0x000100"), "{lines:#?}");
         assert!(lines[4].contains("0x00010c"), "{lines:#?}");
+    }
+
+    #[test]
+    fn prompt_and_its_error_at_the_bottom() {
+        let m = Model::default();
+        let mut s = Screen {
+            prompt: Some(Prompt::new("bth.dest_qp == ".into())),
+            ..Screen::default()
+        };
+        let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        t.draw(|f| draw(f, &m, &s)).unwrap();
+        let lines = screen_text(&t);
+        assert_eq!(lines[23].trim_end(), "/bth.dest_qp ==", "{lines:#?}");
+        // Red while it does not compile, green once it does.
+        let b = t.backend().buffer();
+        assert_eq!(b[(1, 23)].fg, Color::Red);
+        s.prompt = Some(Prompt::new("bth.dest_qp == 0x11".into()));
+        t.draw(|f| draw(f, &m, &s)).unwrap();
+        assert_eq!(t.backend().buffer()[(1, 23)].fg, Color::Green);
+        s.prompt = Some(Prompt {
+            text: "x".repeat(100),
+            error: Some("display filter: column 1: no field 'xxx…'".into()),
+            valid: Some(false),
+        });
+        t.draw(|f| draw(f, &m, &s)).unwrap();
+        let lines = screen_text(&t);
+        assert!(
+            lines[22].starts_with("display filter: column 1:"),
+            "{lines:#?}"
+        );
+        // The end of a text longer than the line, and the cursor cell.
+        assert_eq!(lines[23], format!("/{} ", "x".repeat(78)), "{lines:#?}");
     }
 }
