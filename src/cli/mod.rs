@@ -7,6 +7,7 @@ pub mod capture_loop;
 pub mod correlate;
 pub mod crew;
 pub mod export;
+pub mod job;
 pub mod marked;
 pub mod nccl;
 pub mod parallel;
