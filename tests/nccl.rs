@@ -570,3 +570,121 @@ fn html_timeline_has_a_bar_per_step() {
     assert_eq!(bad.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&bad.stderr).lines().count(), 1);
 }
+
+#[test]
+fn nccl_2_26_and_2_29_eras_are_reported_and_joined() {
+    // NCCL >= 2.26 writes 64-byte CTS entries with a 64-bit size; 2.29 made the immediate
+    // big-endian. Every data write must be joined to its CTS entry (recognised by CTS, every
+    // step complete, every immediate equal to its length), and the era named.
+    for (be, version) in [(false, "2.26-2.28"), (true, ">= 2.29")] {
+        let mut p = params(Algo::Ring, 4, 2, 2, Mode::RoundRobin);
+        p.size64 = true;
+        p.imm_big_endian = be;
+        p.slow = Some((1, vec![2]));
+        // Channel 1 runs the ring backwards: 10.0.0.4 → 10.0.0.3.
+        p.lossy = Some((3, 2, 1, vec![5]));
+        let (r, truth) = run_scenario(&p, None);
+        check(&r, &truth, true);
+        assert_eq!(r["nccl_version"], version);
+        for c in r["connections"].as_array().unwrap() {
+            assert_eq!(c["cts_layout"], "size64", "{c}");
+            assert_eq!(
+                c["immediate"],
+                if be { "big-endian" } else { "little-endian" }
+            );
+            assert_eq!(c["nccl_version"], version, "{c}");
+            assert_eq!(c["recognised"], "cts", "{c}");
+            assert_eq!(c["imm_equals_length"], c["messages"], "{c}");
+            assert_eq!(c["cts_entries"], p.steps, "{c}");
+        }
+        // The text names the era on its first line.
+        let s = scenario(&p);
+        let dir = tempfile::tempdir().unwrap();
+        let f = files(dir.path(), &s, None);
+        let out = run(&[&f[0]]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with(&format!("NCCL {version} ·")), "{text}");
+    }
+}
+
+// ---- The bundled NCCL sample, and `plot --kind nccl` ----
+
+use roce_inspect::synth::scenario::nccl::sample_params;
+
+fn sample(i: usize) -> String {
+    format!("{}/samples/nccl_node{i}.pcap", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn bundled_sample_is_its_scenario() {
+    let p = sample_params();
+    let truth = scenario(&p).truth;
+    let f: Vec<String> = (0..p.hosts).map(sample).collect();
+    let refs: Vec<&str> = f.iter().map(String::as_str).collect();
+    let r = json(&refs);
+    // Its slow receiver's round and its lossy link's round.
+    assert_eq!(truth.stragglers.len(), 2);
+    check(&r, &truth, true);
+    assert_eq!(r["nccl_version"], ">= 2.29");
+    assert_eq!(r["rings"].as_array().unwrap().len(), 1);
+    // Each host's capture alone sees its two connections (to and from its ring neighbours).
+    for (i, file) in f.iter().enumerate() {
+        let one = json(&[file]);
+        let host = format!("10.0.0.{}", i + 1);
+        let conns = one["connections"].as_array().unwrap();
+        assert_eq!(conns.len(), 2, "{file}");
+        assert!(conns.iter().any(|c| c["sender"] == host.as_str()));
+        assert!(conns.iter().any(|c| c["receiver"] == host.as_str()));
+    }
+}
+
+/// `plot --kind nccl` of `files` (extra `args`) as an SVG document.
+fn plot_svg(files: &[String], args: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("n.svg");
+    let st = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+        .arg("plot")
+        .args(files)
+        .args(["--kind", "nccl", "-o"])
+        .arg(&out)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{st:?}");
+    std::fs::read_to_string(out).unwrap()
+}
+
+/// Elements of the SVG with `class`.
+fn classes(svg: &str, class: &str) -> usize {
+    let doc = roxmltree::Document::parse(svg).expect("SVG parses");
+    doc.descendants()
+        .filter(|n| n.attribute("class") == Some(class))
+        .count()
+}
+
+#[test]
+fn plot_kind_nccl_draws_a_bar_per_step() {
+    let mut p = params(Algo::Ring, 3, 2, 1, Mode::RoundRobin);
+    p.slow = Some((1, vec![2]));
+    let s = scenario(&p);
+    let dir = tempfile::tempdir().unwrap();
+    let f = files(dir.path(), &s, None);
+    let svg = plot_svg(&f, &[]);
+    let steps: u64 = s.truth.conns.iter().map(|c| c.steps).sum();
+    let data = classes(&svg, "m-nccl-data") + classes(&svg, "m-nccl-straggler");
+    assert_eq!(data as u64, steps);
+    // Every CTS comes before its data in the scenario: one wait bar a step.
+    assert_eq!(classes(&svg, "m-nccl-wait") as u64, steps);
+    // One straggler a round.
+    assert_eq!(classes(&svg, "m-nccl-straggler"), p.steps);
+    // One row a connection, named by its hosts and channel.
+    for t in &s.truth.conns {
+        let name = format!(" {} → {} ch {}", ip(t.sender), ip(t.receiver), t.channel);
+        assert_eq!(svg.matches(&name).count(), 1, "{name}");
+    }
+    // --qp keeps the connection whose CTS QP it is.
+    let t = &s.truth.conns[1];
+    let one = plot_svg(&f, &["--qp", &t.cts_qp.to_string()]);
+    let data = classes(&one, "m-nccl-data") + classes(&one, "m-nccl-straggler");
+    assert_eq!(data as u64, t.steps);
+}

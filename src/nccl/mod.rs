@@ -82,6 +82,10 @@ pub struct CaptureSummary {
     pub other: u64,
     /// NCCL connections seen.
     pub connections: usize,
+    /// First and last frame's time stamp, ns since the Unix epoch (`None`: no frame).
+    pub first_ns: Option<u64>,
+    /// See [`CaptureSummary::first_ns`].
+    pub last_ns: Option<u64>,
     /// Why the file ended early, if it did.
     pub read_error: Option<String>,
 }
@@ -256,10 +260,13 @@ fn read_capture(
     let linktype = src.linktype();
     let mut t = Tracker::default();
     let mut frames = 0;
+    let (mut first_ns, mut last_ns) = (None, None);
     let read_error = loop {
         match src.next_record() {
             Ok(Some(rec)) => {
                 frames += 1;
+                first_ns.get_or_insert(rec.ts_ns);
+                last_ns = Some(rec.ts_ns);
                 let f = decode_frame(linktype, rec.data, rec.len, dcfg);
                 if let Some(p) = f.roce() {
                     t.packet(p, rec.ts_ns);
@@ -284,6 +291,8 @@ fn read_capture(
             nccl: counts.nccl,
             other: counts.roce.saturating_sub(counts.nccl),
             connections: conns.len(),
+            first_ns,
+            last_ns,
             read_error,
         },
         conns,

@@ -281,5 +281,6 @@ pub fn samples() -> Vec<Sample> {
     ]
     .into_iter()
     .chain(allreduce::scenario().samples)
+    .chain(nccl::samples())
     .collect()
 }

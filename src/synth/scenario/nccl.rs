@@ -580,3 +580,41 @@ fn truth_topology(p: &Params, hosts: &[Host], t: &mut Truth) {
         }
     }
 }
+
+/// The bundled NCCL sample's parameters: one ring all-reduce of 3 hosts as NCCL ≥ 2.29 runs it
+/// over RoCE (64-byte CTS entries with a 64-bit size, big-endian immediates, one QP per
+/// connection, one channel): 2(n − 1) = 4 steps of 5,120 bytes per connection (two of
+/// reduce-scatter, two of all-gather; NCCL's real steps are 512 KiB, cut to keep the files
+/// small). 10.0.0.3 posts its receive late in round 1 (a slow receiver, [`SLOW_NS`]); the link
+/// 10.0.0.1 → 10.0.0.2 loses a data packet in round 3 (go-back-N after a NAK).
+pub fn sample_params() -> Params {
+    Params {
+        hosts: 3,
+        algo: Algo::Ring,
+        channels: 1,
+        qps: 1,
+        mode: Mode::RoundRobin,
+        imm_big_endian: true,
+        size64: true,
+        steps: 4,
+        step_bytes: 5 * PMTU,
+        slow: Some((2, vec![1])),
+        lossy: Some((0, 1, 0, vec![3])),
+    }
+}
+
+/// The bundled NCCL sample: `samples/nccl_node{0,1,2}.pcap`, each host's own capture of
+/// [`sample_params`]'s job.
+pub fn samples() -> Vec<super::Sample> {
+    const FILES: [&str; 3] = ["nccl_node0.pcap", "nccl_node1.pcap", "nccl_node2.pcap"];
+    scenario(&sample_params())
+        .captures
+        .into_iter()
+        .zip(FILES)
+        .map(|(records, file)| super::Sample {
+            file,
+            format: super::Format::Pcap,
+            records,
+        })
+        .collect()
+}
