@@ -688,3 +688,69 @@ fn plot_kind_nccl_draws_a_bar_per_step() {
     let data = classes(&one, "m-nccl-data") + classes(&one, "m-nccl-straggler");
     assert_eq!(data as u64, t.steps);
 }
+
+/// (time ns since the epoch, source, destination, BTH opcode, destination QP) of every RoCE
+/// packet of `file`, as tshark dissects it.
+fn tshark_times(file: &str) -> Vec<(u64, String, String, u8, u32)> {
+    let fields = [
+        "frame.time_epoch",
+        "ip.src",
+        "ip.dst",
+        "infiniband.bth.opcode",
+        "infiniband.bth.destqp",
+    ];
+    common::tshark(file, &fields)
+        .into_iter()
+        .map(|f| {
+            let (s, ns) = f[0].split_once('.').unwrap();
+            let ns = s.parse::<u64>().unwrap() * 1_000_000_000
+                + format!("{ns:0<9}")[..9].parse::<u64>().unwrap();
+            let qp = u32::from_str_radix(f[4].trim_start_matches("0x"), 16).unwrap();
+            (ns, f[1].clone(), f[2].clone(), f[3].parse().unwrap(), qp)
+        })
+        .collect()
+}
+
+#[test]
+fn busbw_is_the_steps_bytes_over_first_cts_to_last_data_packet() {
+    let p = sample_params();
+    let truth = scenario(&p).truth;
+    let f: Vec<String> = (0..p.hosts).map(sample).collect();
+    let refs: Vec<&str> = f.iter().map(String::as_str).collect();
+    let r = json(&refs);
+    for t in &truth.conns {
+        let c = find(&r, t);
+        // The span on the clock of the capture whose counts are kept, from tshark: the first
+        // CTS (a WRITE ONLY to the sender's CTS QP) to the last data packet (a WRITE to a data
+        // QP of the receiver), the go-back-N resend included.
+        let rows = tshark_times(c["captures"][0].as_str().unwrap());
+        let (s, d) = (ip(t.sender), ip(t.receiver));
+        let cts = rows
+            .iter()
+            .filter(|r| r.1 == d && r.2 == s && r.3 == 0x0a && r.4 == t.cts_qp)
+            .map(|r| r.0)
+            .min()
+            .unwrap();
+        let last = rows
+            .iter()
+            .filter(|r| r.1 == s && r.2 == d && (6..=11).contains(&r.3))
+            .filter(|r| t.data_qps.contains(&r.4))
+            .map(|r| r.0)
+            .max()
+            .unwrap();
+        let want = t.bytes as f64 / (last - cts) as f64;
+        let got = c["busbw_gbs"].as_f64().unwrap();
+        assert!(
+            (got - want).abs() <= want * 1e-9,
+            "{s} → {d}: {got} vs {want}"
+        );
+        // One sending connection per host in this ring: the host's busbw is its.
+        let h = r["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["host"] == s.as_str())
+            .unwrap();
+        assert_eq!(h["busbw_gbs"], c["busbw_gbs"], "{h}");
+    }
+}

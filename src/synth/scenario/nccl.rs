@@ -77,9 +77,15 @@ pub struct Params {
     pub qps: usize,
     /// Data mode.
     pub mode: Mode,
-    /// Immediate big-endian (NCCL ≥ 2.29) rather than little-endian.
+    /// Immediate big-endian (NCCL ≥ 2.29) rather than little-endian: NCCL's
+    /// `src/transport/net_ib/p2p.cc` sets the last work request's `imm_data` with `htobe32`
+    /// since 2.29; before, the host-order size went out as little-endian bytes from x86 / Arm.
     pub imm_big_endian: bool,
-    /// CTS entries with a 64-bit size (NCCL ≥ 2.26).
+    /// CTS entries with a 64-bit size (NCCL ≥ 2.26): `ncclIbSendFifo` in
+    /// `src/transport/net_ib/common.h` holds `uint64_t addr, size`, four `uint32_t rkeys`,
+    /// `nreqs`, `tag`, `uint64_t idx` (offsets 0, 8, 16, 32, 36, 40), padded to 64 bytes in the
+    /// releases that align it to 64 (48 bytes unpadded); else the 2.19–2.25 layout (32-bit size
+    /// at 8, two R_Keys at 12, `nreqs` 20, `tag` 24, `idx` 32). Entries are 64 bytes either way.
     pub size64: bool,
     /// Rounds (steps per connection).
     pub steps: usize,
