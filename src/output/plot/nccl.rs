@@ -23,6 +23,9 @@ use crate::nccl::{Connection, Report};
 pub const MAX_ROWS: usize = 128;
 /// Height of a row, px.
 const ROW_PX: u32 = 34;
+/// Above this many bars in a row, bars of one kind less than a pixel apart are drawn as one
+/// (the picture of a long job stays small; the legend's counts are the steps').
+pub const MERGE_ABOVE: usize = 2000;
 /// Rows' worth of empty band above the rows, for the legend.
 const LEGEND_ROWS: u32 = 3;
 /// Pixels between two tick labels, about.
@@ -283,13 +286,14 @@ where
     let y = |row: usize| (rows - 1 - row) as f64;
     let min_w = 2.0 / px_per_x.max(1e-12);
     let mut counts = [0usize; 3];
+    let mut merged = false;
     for (row, (_, bars)) in p.rows.iter().enumerate() {
+        let mut shapes: Vec<(Mark, f64, f64)> = Vec::with_capacity(2 * bars.len());
         for b in bars {
             let (x1, x2) = (axis.x(b.first), axis.x(b.last).max(axis.x(b.first) + min_w));
             if let Some(c) = b.cts {
                 counts[0] += 1;
-                let x0 = axis.x(c).min(x1 - min_w);
-                bar(&mut chart, Mark::NcclWait, x0, x1, y(row), 0.12)?;
+                shapes.push((Mark::NcclWait, axis.x(c).min(x1 - min_w), x1));
             }
             let m = if b.straggler {
                 counts[2] += 1;
@@ -298,10 +302,23 @@ where
                 counts[1] += 1;
                 Mark::NcclData
             };
-            bar(&mut chart, m, x1, x2, y(row), 0.3)?;
+            shapes.push((m, x1, x2));
+        }
+        if shapes.len() > MERGE_ABOVE {
+            merged = true;
+            shapes = merge(shapes, 1.0 / px_per_x.max(1e-12));
+        }
+        for (m, x0, x1) in shapes {
+            let half = if m == Mark::NcclWait { 0.12 } else { 0.3 };
+            bar(&mut chart, m, x0, x1, y(row), half)?;
         }
     }
     breaks(&mut chart, &axis, rows)?;
+    let extra = if merged {
+        "; bars under a pixel apart merged"
+    } else {
+        ""
+    };
     for (m, n, what) in [
         (Mark::NcclWait, counts[0], "CTS → first data packet"),
         (Mark::NcclData, counts[1], "data: first → last packet"),
@@ -314,10 +331,23 @@ where
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), u32>>())
             .map_err(err)?
-            .label(format!("{what} ({n})"))
+            .label(format!("{what} ({n}{extra})"))
             .legend(move |c| marker(m, c, m.legend_color()));
     }
     axes::legend(&mut chart, SeriesLabelPosition::UpperRight)
+}
+
+/// Bars (kind, start, end on the axis) of one kind whose gap is under `gap` merged into one.
+fn merge(mut bars: Vec<(Mark, f64, f64)>, gap: f64) -> Vec<(Mark, f64, f64)> {
+    bars.sort_by(|a, b| (a.0 as u8).cmp(&(b.0 as u8)).then(a.1.total_cmp(&b.1)));
+    let mut out: Vec<(Mark, f64, f64)> = Vec::new();
+    for b in bars {
+        match out.last_mut() {
+            Some(r) if r.0 == b.0 && b.1 <= r.2 + gap => r.2 = r.2.max(b.2),
+            _ => out.push(b),
+        }
+    }
+    out
 }
 
 type Chart<'a, DB> = ChartContext<
@@ -451,6 +481,24 @@ mod tests {
             (500, 200, 100)
         );
         assert_eq!(ticks(1_001, 1_001, 0, 30.0), vec![1_001]);
+    }
+
+    #[test]
+    fn merges_close_bars_of_one_kind() {
+        let bars = vec![
+            (Mark::NcclData, 0.0, 1.0),
+            (Mark::NcclWait, 1.2, 1.5),
+            (Mark::NcclData, 1.4, 2.0),
+            (Mark::NcclData, 5.0, 6.0),
+        ];
+        assert_eq!(
+            merge(bars, 0.5),
+            vec![
+                (Mark::NcclWait, 1.2, 1.5),
+                (Mark::NcclData, 0.0, 2.0),
+                (Mark::NcclData, 5.0, 6.0),
+            ]
+        );
     }
 
     #[test]
