@@ -107,6 +107,8 @@ plots:
 	@mkdir -p docs/plots; for p in $(PLOTS); do k=$${p%%:*}; s=$${p##*:}; \
 	  $${CARGO_TARGET_DIR:-target}/debug/roce-inspect plot samples/$$s.pcap --kind $$k -o docs/plots/$$k-$$s.png || exit 1; \
 	  echo "docs/plots/$$k-$$s.png"; done
+	@$${CARGO_TARGET_DIR:-target}/debug/roce-inspect plot samples/nccl_node0.pcap samples/nccl_node1.pcap \
+	  samples/nccl_node2.pcap --kind nccl -o docs/plots/nccl-steps.png && echo docs/plots/nccl-steps.png
 
 bench: deps
 	$(CARGO) bench --bench decode

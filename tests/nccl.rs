@@ -570,3 +570,187 @@ fn html_timeline_has_a_bar_per_step() {
     assert_eq!(bad.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&bad.stderr).lines().count(), 1);
 }
+
+#[test]
+fn nccl_2_26_and_2_29_eras_are_reported_and_joined() {
+    // NCCL >= 2.26 writes 64-byte CTS entries with a 64-bit size; 2.29 made the immediate
+    // big-endian. Every data write must be joined to its CTS entry (recognised by CTS, every
+    // step complete, every immediate equal to its length), and the era named.
+    for (be, version) in [(false, "2.26-2.28"), (true, ">= 2.29")] {
+        let mut p = params(Algo::Ring, 4, 2, 2, Mode::RoundRobin);
+        p.size64 = true;
+        p.imm_big_endian = be;
+        p.slow = Some((1, vec![2]));
+        // Channel 1 runs the ring backwards: 10.0.0.4 → 10.0.0.3.
+        p.lossy = Some((3, 2, 1, vec![5]));
+        let (r, truth) = run_scenario(&p, None);
+        check(&r, &truth, true);
+        assert_eq!(r["nccl_version"], version);
+        for c in r["connections"].as_array().unwrap() {
+            assert_eq!(c["cts_layout"], "size64", "{c}");
+            assert_eq!(
+                c["immediate"],
+                if be { "big-endian" } else { "little-endian" }
+            );
+            assert_eq!(c["nccl_version"], version, "{c}");
+            assert_eq!(c["recognised"], "cts", "{c}");
+            assert_eq!(c["imm_equals_length"], c["messages"], "{c}");
+            assert_eq!(c["cts_entries"], p.steps, "{c}");
+        }
+        // The text names the era on its first line.
+        let s = scenario(&p);
+        let dir = tempfile::tempdir().unwrap();
+        let f = files(dir.path(), &s, None);
+        let out = run(&[&f[0]]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with(&format!("NCCL {version} ·")), "{text}");
+    }
+}
+
+// ---- The bundled NCCL sample, and `plot --kind nccl` ----
+
+use roce_inspect::synth::scenario::nccl::sample_params;
+
+fn sample(i: usize) -> String {
+    format!("{}/samples/nccl_node{i}.pcap", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn bundled_sample_is_its_scenario() {
+    let p = sample_params();
+    let truth = scenario(&p).truth;
+    let f: Vec<String> = (0..p.hosts).map(sample).collect();
+    let refs: Vec<&str> = f.iter().map(String::as_str).collect();
+    let r = json(&refs);
+    // Its slow receiver's round and its lossy link's round.
+    assert_eq!(truth.stragglers.len(), 2);
+    check(&r, &truth, true);
+    assert_eq!(r["nccl_version"], ">= 2.29");
+    assert_eq!(r["rings"].as_array().unwrap().len(), 1);
+    // Each host's capture alone sees its two connections (to and from its ring neighbours).
+    for (i, file) in f.iter().enumerate() {
+        let one = json(&[file]);
+        let host = format!("10.0.0.{}", i + 1);
+        let conns = one["connections"].as_array().unwrap();
+        assert_eq!(conns.len(), 2, "{file}");
+        assert!(conns.iter().any(|c| c["sender"] == host.as_str()));
+        assert!(conns.iter().any(|c| c["receiver"] == host.as_str()));
+    }
+}
+
+/// `plot --kind nccl` of `files` (extra `args`) as an SVG document.
+fn plot_svg(files: &[String], args: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("n.svg");
+    let st = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+        .arg("plot")
+        .args(files)
+        .args(["--kind", "nccl", "-o"])
+        .arg(&out)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{st:?}");
+    std::fs::read_to_string(out).unwrap()
+}
+
+/// Elements of the SVG with `class`.
+fn classes(svg: &str, class: &str) -> usize {
+    let doc = roxmltree::Document::parse(svg).expect("SVG parses");
+    doc.descendants()
+        .filter(|n| n.attribute("class") == Some(class))
+        .count()
+}
+
+#[test]
+fn plot_kind_nccl_draws_a_bar_per_step() {
+    let mut p = params(Algo::Ring, 3, 2, 1, Mode::RoundRobin);
+    p.slow = Some((1, vec![2]));
+    let s = scenario(&p);
+    let dir = tempfile::tempdir().unwrap();
+    let f = files(dir.path(), &s, None);
+    let svg = plot_svg(&f, &[]);
+    let steps: u64 = s.truth.conns.iter().map(|c| c.steps).sum();
+    let data = classes(&svg, "m-nccl-data") + classes(&svg, "m-nccl-straggler");
+    assert_eq!(data as u64, steps);
+    // Every CTS comes before its data in the scenario: one wait bar a step.
+    assert_eq!(classes(&svg, "m-nccl-wait") as u64, steps);
+    // One straggler a round.
+    assert_eq!(classes(&svg, "m-nccl-straggler"), p.steps);
+    // One row a connection, named by its hosts and channel.
+    for t in &s.truth.conns {
+        let name = format!(" {} → {} ch {}", ip(t.sender), ip(t.receiver), t.channel);
+        assert_eq!(svg.matches(&name).count(), 1, "{name}");
+    }
+    // --qp keeps the connection whose CTS QP it is.
+    let t = &s.truth.conns[1];
+    let one = plot_svg(&f, &["--qp", &t.cts_qp.to_string()]);
+    let data = classes(&one, "m-nccl-data") + classes(&one, "m-nccl-straggler");
+    assert_eq!(data as u64, t.steps);
+}
+
+/// (time ns since the epoch, source, destination, BTH opcode, destination QP) of every RoCE
+/// packet of `file`, as tshark dissects it.
+fn tshark_times(file: &str) -> Vec<(u64, String, String, u8, u32)> {
+    let fields = [
+        "frame.time_epoch",
+        "ip.src",
+        "ip.dst",
+        "infiniband.bth.opcode",
+        "infiniband.bth.destqp",
+    ];
+    common::tshark(file, &fields)
+        .into_iter()
+        .map(|f| {
+            let (s, ns) = f[0].split_once('.').unwrap();
+            let ns = s.parse::<u64>().unwrap() * 1_000_000_000
+                + format!("{ns:0<9}")[..9].parse::<u64>().unwrap();
+            let qp = u32::from_str_radix(f[4].trim_start_matches("0x"), 16).unwrap();
+            (ns, f[1].clone(), f[2].clone(), f[3].parse().unwrap(), qp)
+        })
+        .collect()
+}
+
+#[test]
+fn busbw_is_the_steps_bytes_over_first_cts_to_last_data_packet() {
+    let p = sample_params();
+    let truth = scenario(&p).truth;
+    let f: Vec<String> = (0..p.hosts).map(sample).collect();
+    let refs: Vec<&str> = f.iter().map(String::as_str).collect();
+    let r = json(&refs);
+    for t in &truth.conns {
+        let c = find(&r, t);
+        // The span on the clock of the capture whose counts are kept, from tshark: the first
+        // CTS (a WRITE ONLY to the sender's CTS QP) to the last data packet (a WRITE to a data
+        // QP of the receiver), the go-back-N resend included.
+        let rows = tshark_times(c["captures"][0].as_str().unwrap());
+        let (s, d) = (ip(t.sender), ip(t.receiver));
+        let cts = rows
+            .iter()
+            .filter(|r| r.1 == d && r.2 == s && r.3 == 0x0a && r.4 == t.cts_qp)
+            .map(|r| r.0)
+            .min()
+            .unwrap();
+        let last = rows
+            .iter()
+            .filter(|r| r.1 == s && r.2 == d && (6..=11).contains(&r.3))
+            .filter(|r| t.data_qps.contains(&r.4))
+            .map(|r| r.0)
+            .max()
+            .unwrap();
+        let want = t.bytes as f64 / (last - cts) as f64;
+        let got = c["busbw_gbs"].as_f64().unwrap();
+        assert!(
+            (got - want).abs() <= want * 1e-9,
+            "{s} → {d}: {got} vs {want}"
+        );
+        // One sending connection per host in this ring: the host's busbw is its.
+        let h = r["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["host"] == s.as_str())
+            .unwrap();
+        assert_eq!(h["busbw_gbs"], c["busbw_gbs"], "{h}");
+    }
+}

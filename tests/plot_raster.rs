@@ -1,7 +1,7 @@
-//! PNG plots are their SVG, rasterised (issue 39): every plot kind of the samples drawn as PNG
-//! agrees with the same plot's SVG rasterised by an independent renderer, librsvg's
-//! `rsvg-convert` (Debian librsvg2-bin), at the PNG's size and at `--scale 2`; a failed `plot`
-//! leaves no file behind.
+//! PNG plots are their SVG, rasterised (issue 39): every plot kind of the samples (the NCCL
+//! sample for `--kind nccl`) drawn as PNG agrees with the same plot's SVG rasterised by an
+//! independent renderer, librsvg's `rsvg-convert` (Debian librsvg2-bin), at the PNG's size and
+//! at `--scale 2`; a failed `plot` leaves no file behind.
 
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
@@ -138,21 +138,25 @@ fn png_is_the_svg_of_every_plot_kind() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    for file in ["congestion.pcap", "write_bw.pcap", "read_timeout.pcap"] {
-        for kind in ["psn", "rate", "latency", "messages"] {
-            let (png, svg) = draw(dir.path(), &sample(file), kind, &[]);
-            let ours = grey(&png);
-            assert_eq!(ours.w, 1200, "{file} {kind}: default width");
-            assert!(
-                ours.px.iter().any(|&g| g < 100.0),
-                "{file} {kind}: ink drawn"
-            );
-            assert_agree(
-                &format!("{file} {kind}"),
-                &ours,
-                &rsvg(&svg, ours.w, ours.h),
-            );
-        }
+    // The flow kinds of three samples, and NCCL's steps of the NCCL sample.
+    let kinds = ["psn", "rate", "latency", "messages"];
+    let pairs = ["congestion.pcap", "write_bw.pcap", "read_timeout.pcap"]
+        .iter()
+        .flat_map(|f| kinds.iter().map(move |k| (*f, *k)))
+        .chain([("nccl_node0.pcap", "nccl")]);
+    for (file, kind) in pairs {
+        let (png, svg) = draw(dir.path(), &sample(file), kind, &[]);
+        let ours = grey(&png);
+        assert_eq!(ours.w, 1200, "{file} {kind}: default width");
+        assert!(
+            ours.px.iter().any(|&g| g < 100.0),
+            "{file} {kind}: ink drawn"
+        );
+        assert_agree(
+            &format!("{file} {kind}"),
+            &ours,
+            &rsvg(&svg, ours.w, ours.h),
+        );
     }
 }
 

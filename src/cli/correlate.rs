@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use anyhow::Result;
 use clap::Args;
 
+use super::job::{JobReadArgs, check_distinct};
 use crate::correlate::{self, Config};
 use crate::output::style::ColorChoice;
 use crate::pipeline::{Outcome, REPORT_BUFFER, io_outcome};
@@ -15,13 +16,9 @@ pub struct CorrelateArgs {
     /// Two or more captures of one job (pcap or pcapng), e.g. one per host.
     #[arg(value_name = "FILE", num_args = 2.., required = true)]
     pub files: Vec<String>,
-    /// libpcap BPF filter expression applied to every file, e.g. `-f 'host 10.0.0.1'`.
-    #[arg(short = 'f', long = "filter", value_name = "EXPR")]
-    pub filter: Option<String>,
-    /// Also decode UDP destination port N as RoCEv2 (repeatable).
-    #[arg(long = "roce-port", value_name = "N", allow_negative_numbers = true,
-          value_parser = clap::value_parser!(u16).range(1..))]
-    pub roce_ports: Vec<u16>,
+    /// `-f`, `--roce-port`.
+    #[command(flatten)]
+    pub reader: JobReadArgs,
     /// Seconds a packet copy waits for its copy at the link's other end (fractions allowed);
     /// copies unmatched after it are lost or missed. Bounds memory.
     #[arg(long, value_name = "SECS", default_value = "1", value_parser = super::parse_duration,
@@ -45,15 +42,11 @@ pub struct CorrelateArgs {
 /// A file that cannot be read, captures that share no traffic, output errors; a capture given
 /// twice is an [`ArgError`](super::ArgError) (a usage error, exit status 2).
 pub fn run(a: &CorrelateArgs) -> Result<Outcome> {
-    for (i, f) in a.files.iter().enumerate() {
-        if a.files[..i].iter().any(|g| super::same_file(f, g)) {
-            return Err(super::ArgError(format!("{f}: the same capture is given twice")).into());
-        }
-    }
+    check_distinct(&a.files)?;
     let cfg = Config {
         files: a.files.clone(),
-        filter: a.filter.clone(),
-        roce_ports: a.roce_ports.clone(),
+        filter: a.reader.filter.clone(),
+        roce_ports: a.reader.roce_ports.clone(),
         window_ns: (a.window * 1e9).round() as i64,
     };
     let report = correlate::correlate(&cfg)?;

@@ -5,6 +5,7 @@ pub mod assets;
 pub mod capture;
 pub mod correlate;
 pub mod export;
+pub mod job;
 pub mod nccl;
 pub mod plot;
 pub mod sniff;
@@ -150,12 +151,13 @@ pub enum Command {
     /// List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE.
     #[command(visible_alias = "interfaces")]
     List,
-    /// Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines
-    /// (SVG, or PNG when OUT ends in .png).
+    /// Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines,
+    /// NCCL's steps (SVG, or PNG when OUT ends in .png).
     #[command(
         after_help = "Examples:\n  roce-inspect plot trace.pcap -o psn.svg\n  \
                             roce-inspect plot trace.pcap --kind rate --qp 0x11 --bin 0.0001 -o rate.png\n  \
-                            roce-inspect plot trace.pcap --kind latency --from 1.5 --to 2 -o lat.svg"
+                            roce-inspect plot trace.pcap --kind latency --from 1.5 --to 2 -o lat.svg\n  \
+                            roce-inspect plot node0.pcap node1.pcap node2.pcap --kind nccl -o steps.png"
     )]
     Plot(plot::PlotArgs),
     /// A live dashboard of RoCE traffic: per-QP rates, packets, retransmissions, PSN gaps,

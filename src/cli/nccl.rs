@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use anyhow::Result;
 use clap::Args;
 
+use super::job::{JobReadArgs, check_distinct};
 use crate::nccl::{self, Collective, Config};
 use crate::pipeline::{Outcome, REPORT_BUFFER, io_outcome};
 
@@ -14,13 +15,9 @@ pub struct NcclArgs {
     /// Captures of one job (pcap or pcapng), e.g. one per host; `-` reads standard input.
     #[arg(value_name = "FILE", num_args = 1.., required = true)]
     pub files: Vec<String>,
-    /// libpcap BPF filter expression applied to every file, e.g. `-f 'host 10.0.0.1'`.
-    #[arg(short = 'f', long = "filter", value_name = "EXPR")]
-    pub filter: Option<String>,
-    /// Also decode UDP destination port N as RoCEv2 (repeatable).
-    #[arg(long = "roce-port", value_name = "N", allow_negative_numbers = true,
-          value_parser = clap::value_parser!(u16).range(1..))]
-    pub roce_ports: Vec<u16>,
+    /// `-f`, `--roce-port`.
+    #[command(flatten)]
+    pub reader: JobReadArgs,
     /// The collective that ran, for the algorithm bandwidth (busbw / nccl-tests' factor);
     /// needs --ranks.
     #[arg(long, value_enum, value_name = "NAME", requires = "ranks")]
@@ -37,29 +34,30 @@ pub struct NcclArgs {
     pub html: Option<String>,
 }
 
+/// The one line that says a report has no NCCL connection.
+pub fn no_connection(report: &nccl::Report) -> String {
+    let roce: u64 = report.captures.iter().map(|c| c.roce).sum();
+    format!(
+        "no NCCL connection found ({roce} RoCE packets, none an NCCL clear-to-send or a write with immediate equal to its length)"
+    )
+}
+
 /// Run `nccl`.
 ///
 /// # Errors
 /// A file that cannot be read, a bad filter, output errors; no NCCL connection in any capture
 /// is an error too (exit status 1).
 pub fn run(a: &NcclArgs) -> Result<Outcome> {
-    for (i, f) in a.files.iter().enumerate() {
-        if a.files[..i].iter().any(|g| super::same_file(f, g)) {
-            return Err(super::ArgError(format!("{f}: the same capture is given twice")).into());
-        }
-    }
+    check_distinct(&a.files)?;
     let cfg = Config {
         files: a.files.clone(),
-        filter: a.filter.clone(),
-        roce_ports: a.roce_ports.clone(),
+        filter: a.reader.filter.clone(),
+        roce_ports: a.reader.roce_ports.clone(),
         collective: a.collective.zip(a.ranks),
     };
     let report = nccl::analyze(&cfg)?;
     if report.connections.is_empty() {
-        let roce: u64 = report.captures.iter().map(|c| c.roce).sum();
-        anyhow::bail!(
-            "no NCCL connection found ({roce} RoCE packets, none an NCCL clear-to-send or a write with immediate equal to its length)"
-        );
+        anyhow::bail!("{}", no_connection(&report));
     }
     if let Some(path) = &a.html {
         let write = || -> io::Result<()> {

@@ -15,11 +15,13 @@ use crate::source::FileSource;
 /// `plot` arguments.
 #[derive(Debug, Args)]
 pub struct PlotArgs {
-    /// Capture file (pcap or pcapng); `-` for standard input.
-    #[arg(value_name = "FILE")]
-    pub file: String,
+    /// Capture file (pcap or pcapng); `-` for standard input. `--kind nccl` takes several
+    /// captures of one job (one per host), as `nccl` does.
+    #[arg(value_name = "FILE", num_args = 1.., required = true)]
+    pub files: Vec<String>,
     /// What to draw: psn (PSN against time, tcptrace style), rate (throughput and congestion),
-    /// latency (ACK RTT and READ latency CDFs), messages (message time lines).
+    /// latency (ACK RTT and READ latency CDFs), messages (message time lines), nccl (NCCL's
+    /// steps, one row per connection, as `nccl --html`).
     #[arg(long, value_enum, default_value_t = Kind::Psn)]
     pub kind: Kind,
     /// Output file: SVG, or PNG when it ends in `.png`.
@@ -133,16 +135,6 @@ pub fn plot(a: &PlotArgs) -> Result<()> {
             super::ArgError(format!("{}: the output must end in .svg or .png", a.output)).into(),
         );
     }
-    let cfg = AnalyzeConfig {
-        mtu: a.mtu,
-        ..AnalyzeConfig::default()
-    };
-    let (report, trace) = analyze_file(&a.file, a.filter.as_deref(), cfg, &a.roce_ports)?;
-    if let Some(q) = a.qp
-        && !report.flows.iter().any(|f| f.dest_qp == q)
-    {
-        bail!("{}: no flow to destination QP {q:#08x}", a.file);
-    }
     let opts = Options {
         kind: a.kind,
         qp: a.qp,
@@ -153,5 +145,47 @@ pub fn plot(a: &PlotArgs) -> Result<()> {
         size: (a.width, 0),
         scale: a.scale,
     };
+    if a.kind == Kind::Nccl {
+        return nccl(a, &opts);
+    }
+    let [file] = a.files.as_slice() else {
+        return Err(super::ArgError(format!(
+            "--kind {} draws one capture ({} given); only --kind nccl takes several",
+            a.kind.name(),
+            a.files.len()
+        ))
+        .into());
+    };
+    let cfg = AnalyzeConfig {
+        mtu: a.mtu,
+        ..AnalyzeConfig::default()
+    };
+    let (report, trace) = analyze_file(file, a.filter.as_deref(), cfg, &a.roce_ports)?;
+    if let Some(q) = a.qp
+        && !report.flows.iter().any(|f| f.dest_qp == q)
+    {
+        bail!("{file}: no flow to destination QP {q:#08x}");
+    }
     plot::write(&report, &trace, &opts, Path::new(&a.output))
+}
+
+/// `plot --kind nccl`: the `nccl` report of the captures, drawn as its timeline.
+///
+/// # Errors
+/// As [`crate::nccl::analyze`], no NCCL connection in the captures, and as
+/// [`plot::nccl::svg`] and [`plot::write_doc`].
+fn nccl(a: &PlotArgs, opts: &Options) -> Result<()> {
+    super::job::check_distinct(&a.files)?;
+    let cfg = crate::nccl::Config {
+        files: a.files.clone(),
+        filter: a.filter.clone(),
+        roce_ports: a.roce_ports.clone(),
+        collective: None,
+    };
+    let report = crate::nccl::analyze(&cfg)?;
+    if report.connections.is_empty() {
+        bail!("{}", super::nccl::no_connection(&report));
+    }
+    let doc = plot::nccl::svg(&report, opts)?;
+    plot::write_doc(doc, opts, Path::new(&a.output))
 }

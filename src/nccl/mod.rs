@@ -82,6 +82,10 @@ pub struct CaptureSummary {
     pub other: u64,
     /// NCCL connections seen.
     pub connections: usize,
+    /// First and last frame's time stamp, ns since the Unix epoch (`None`: no frame).
+    pub first_ns: Option<u64>,
+    /// See [`CaptureSummary::first_ns`].
+    pub last_ns: Option<u64>,
     /// Why the file ended early, if it did.
     pub read_error: Option<String>,
 }
@@ -170,7 +174,11 @@ pub struct Connection {
     pub data_mean_ns: Option<f64>,
     /// See [`Connection::data_mean_ns`].
     pub data_max_ns: Option<u64>,
-    /// Bus bandwidth as nccl-tests defines it for a ring: bytes sent / (last − first), GB/s.
+    /// Bus bandwidth as nccl-tests defines it for a ring (the bytes a rank sends over the
+    /// collective's time), GB/s (bytes per ns): the data bytes of the completed steps over
+    /// their span, from the CTS of the first step (its first data packet when that CTS was not
+    /// captured) to the last data packet of the last step, retransmissions included, on the
+    /// clock of the capture whose counts are kept. `None` below two time stamps.
     pub busbw_gbs: Option<f64>,
     /// busbw / the collective's factor, GB/s (with `--collective` and `--ranks`).
     pub algbw_gbs: Option<f64>,
@@ -201,7 +209,9 @@ pub struct HostSummary {
     pub sent_bytes: u64,
     /// See [`HostSummary::sent_bytes`].
     pub received_bytes: u64,
-    /// Bytes sent over the span of its sending connections, GB/s.
+    /// Bus bandwidth of the host as a sender, GB/s: the data bytes of its sending connections'
+    /// completed steps over the union of their spans (earliest first CTS to latest last data
+    /// packet, as for [`Connection::busbw_gbs`]).
     pub busbw_gbs: Option<f64>,
     /// busbw / the collective's factor, GB/s.
     pub algbw_gbs: Option<f64>,
@@ -256,10 +266,13 @@ fn read_capture(
     let linktype = src.linktype();
     let mut t = Tracker::default();
     let mut frames = 0;
+    let (mut first_ns, mut last_ns) = (None, None);
     let read_error = loop {
         match src.next_record() {
             Ok(Some(rec)) => {
                 frames += 1;
+                first_ns.get_or_insert(rec.ts_ns);
+                last_ns = Some(rec.ts_ns);
                 let f = decode_frame(linktype, rec.data, rec.len, dcfg);
                 if let Some(p) = f.roce() {
                     t.packet(p, rec.ts_ns);
@@ -284,6 +297,8 @@ fn read_capture(
             nccl: counts.nccl,
             other: counts.roce.saturating_sub(counts.nccl),
             connections: conns.len(),
+            first_ns,
+            last_ns,
             read_error,
         },
         conns,
@@ -372,11 +387,7 @@ fn connection(
     factor: Option<f64>,
     stragglers: &[straggler::Straggler],
 ) -> Connection {
-    let busbw = gbs(
-        c.bytes,
-        c.steps.first().map_or(c.first_ns, |s| s.first_ns),
-        c.last_ns,
-    );
+    let busbw = c.busy.and_then(|(a, b)| gbs(c.busbw_bytes, a, b));
     let mut sizes = c.sizes.clone();
     sizes.sort_unstable();
     Connection {
@@ -456,12 +467,10 @@ fn hosts(
                 .collect();
             let inn = merged.iter().filter(|(c, _)| c.receiver == h);
             let sent: u64 = out.iter().map(|c| c.bytes).sum();
-            let first = out
-                .iter()
-                .map(|c| c.steps.first().map_or(c.first_ns, |s| s.first_ns))
-                .min();
-            let last = out.iter().map(|c| c.last_ns).max();
-            let busbw = first.zip(last).and_then(|(f, l)| gbs(sent, f, l));
+            let done: u64 = out.iter().map(|c| c.busbw_bytes).sum();
+            let first = out.iter().filter_map(|c| c.busy).map(|b| b.0).min();
+            let last = out.iter().filter_map(|c| c.busy).map(|b| b.1).max();
+            let busbw = first.zip(last).and_then(|(f, l)| gbs(done, f, l));
             let name = h.to_string();
             HostSummary {
                 sends: out.len(),

@@ -2,13 +2,15 @@
 //! one row per connection, each step a bar: grey from its CTS to its first data packet (the
 //! wait), blue from first to last data packet, red when the step was its round's straggler.
 //! Times are on each connection's capture clock, drawn on one axis from the earliest step;
-//! idle stretches longer than a twentieth of the whole (between iterations of a job) are cut
-//! out of the axis and marked by a dashed line.
+//! idle stretches longer than a twentieth of the whole and than 100 median steps (between
+//! iterations of a job) are cut out of the axis and marked by a dashed line ([`busy`]).
 
 use std::io::{self, Write};
 
 use super::Report;
 
+/// Idle stretches shorter than this many median step spans are never cut out of the axis.
+pub const IDLE_STEPS: u64 = 100;
 /// Drawing width of the time axis, px.
 const AXIS_PX: f64 = 1000.0;
 /// Left margin for the row labels, px.
@@ -26,16 +28,10 @@ struct Axis {
 }
 
 impl Axis {
-    fn new(mut spans: Vec<(u64, u64)>) -> Option<Axis> {
-        spans.sort_unstable();
-        let (t0, t1) = (spans.first()?.0, spans.iter().map(|s| s.1).max()?);
-        let cut = (t1 - t0) / 20;
-        let mut busy: Vec<(u64, u64)> = Vec::new();
-        for (a, b) in spans {
-            match busy.last_mut() {
-                Some(l) if a <= l.1.saturating_add(cut) => l.1 = l.1.max(b),
-                _ => busy.push((a, b)),
-            }
+    fn new(spans: Vec<(u64, u64)>) -> Option<Axis> {
+        let busy = busy(spans);
+        if busy.is_empty() {
+            return None;
         }
         let total: u64 = busy.iter().map(|(a, b)| b - a).sum::<u64>().max(1);
         let px = (AXIS_PX - BREAK_PX * (busy.len() - 1) as f64).max(100.0) / total as f64;
@@ -65,15 +61,42 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// The busy stretches of `spans` (start, end ns): spans merged unless the idle time between
+/// them is longer than both a twentieth of the whole and [`IDLE_STEPS`] times the median
+/// span. Such idle stretches (between iterations of a job) are left out of the time axes of
+/// `--html` and `plot --kind nccl`; shorter ones, such as a slow receiver's late CTS, stay.
+/// Empty when `spans` is.
+pub fn busy(mut spans: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    let mut lens: Vec<u64> = spans.iter().map(|(a, b)| b.saturating_sub(*a)).collect();
+    lens.sort_unstable();
+    spans.sort_unstable();
+    let (Some(t0), Some(t1)) = (spans.first().map(|s| s.0), spans.iter().map(|s| s.1).max()) else {
+        return Vec::new();
+    };
+    let cut = ((t1 - t0) / 20).max(lens[lens.len() / 2].saturating_mul(IDLE_STEPS));
+    let mut busy: Vec<(u64, u64)> = Vec::new();
+    for (a, b) in spans {
+        match busy.last_mut() {
+            Some(l) if a <= l.1.saturating_add(cut) => l.1 = l.1.max(b),
+            _ => busy.push((a, b)),
+        }
+    }
+    busy
+}
+
+/// The time step `s` takes on the axis, ns: its CTS (or first data packet, whichever is
+/// earlier) to its last data packet, at least 1 ns.
+pub fn step_span(s: &super::StepOut) -> (u64, u64) {
+    let a = s.cts_ns.unwrap_or(s.first_ns).min(s.first_ns);
+    (a, (s.first_ns + s.data_ns).max(a + 1))
+}
+
 /// The time every step of `r` takes on the axis: CTS (or first data packet) to last.
 fn spans(r: &Report) -> Vec<(u64, u64)> {
     r.connections
         .iter()
         .flat_map(|c| &c.step_list)
-        .map(|s| {
-            let a = s.cts_ns.unwrap_or(s.first_ns).min(s.first_ns);
-            (a, (s.first_ns + s.data_ns).max(a + 1))
-        })
+        .map(step_span)
         .collect()
 }
 

@@ -164,6 +164,12 @@ pub struct Conn {
     pub steps_total: u64,
     /// CTS entries that never saw their data complete (replaced or left at the end).
     pub steps_incomplete: u64,
+    /// The completed steps' span, ns: the CTS of the first (its first data packet when the CTS
+    /// was not captured or came later) to the last data packet of the last, resends included.
+    /// The time of [`Conn::busbw_bytes`] for the bus bandwidth.
+    pub busy: Option<(u64, u64)>,
+    /// Data bytes of the completed steps.
+    pub busbw_bytes: u64,
     /// CTS → first data packet, over the completed steps with a CTS.
     pub wait: Sum,
     /// First → last data packet of each completed step.
@@ -207,6 +213,8 @@ impl Conn {
             steps: Vec::new(),
             steps_total: 0,
             steps_incomplete: 0,
+            busy: None,
+            busbw_bytes: 0,
             wait: Sum::default(),
             data: Sum::default(),
             retransmitted: 0,
@@ -243,6 +251,12 @@ impl Conn {
             self.wait.add(s.first_ns.saturating_sub(c));
         }
         self.data.add(s.last_ns.saturating_sub(s.first_ns));
+        let start = s.cts_ns.unwrap_or(s.first_ns).min(s.first_ns);
+        self.busy = Some(match self.busy {
+            Some((a, b)) => (a.min(start), b.max(s.last_ns)),
+            None => (start, s.last_ns),
+        });
+        self.busbw_bytes += s.bytes;
         self.steps_total += 1;
         if self.steps.len() < MAX_STEPS_KEPT {
             self.steps.push(s);

@@ -27,11 +27,17 @@ pub enum Mark {
     MsgOk,
     /// A message that is incomplete or has a DMA length mismatch.
     MsgFailed,
+    /// An NCCL step's wait: its clear-to-send to its first data packet (`--kind nccl`).
+    NcclWait,
+    /// An NCCL step's data: first to last data packet.
+    NcclData,
+    /// The data of the NCCL step that was its round's straggler.
+    NcclStraggler,
 }
 
 impl Mark {
     /// Every kind.
-    pub const ALL: [Mark; 8] = [
+    pub const ALL: [Mark; 11] = [
         Mark::Retx,
         Mark::Gap,
         Mark::Nak,
@@ -40,6 +46,9 @@ impl Mark {
         Mark::Cnp,
         Mark::MsgOk,
         Mark::MsgFailed,
+        Mark::NcclWait,
+        Mark::NcclData,
+        Mark::NcclStraggler,
     ];
 
     /// The SVG class.
@@ -53,6 +62,9 @@ impl Mark {
             Mark::Cnp => "m-cnp",
             Mark::MsgOk => "m-msg-ok",
             Mark::MsgFailed => "m-msg-failed",
+            Mark::NcclWait => "m-nccl-wait",
+            Mark::NcclData => "m-nccl-data",
+            Mark::NcclStraggler => "m-nccl-straggler",
         }
     }
 
@@ -67,6 +79,9 @@ impl Mark {
             Mark::Cnp => RGBColor(0x33, 0x22, 0x88),       // indigo
             Mark::MsgOk => RGBColor(0x00, 0x72, 0xB2),     // blue
             Mark::MsgFailed => RGBColor(0xD5, 0x5E, 0x01), // vermillion
+            Mark::NcclWait => RGBColor(0xAA, 0xAA, 0xAA),  // grey
+            Mark::NcclData => RGBColor(0x00, 0x72, 0xB6),  // blue
+            Mark::NcclStraggler => RGBColor(0xD5, 0x5E, 0x04), // vermillion
         }
     }
 
@@ -119,9 +134,12 @@ impl<C, DB: DrawingBackend> Drawable<DB> for Marker<C> {
             }
             Mark::Ce => backend.draw_circle((x, y), 2, &fill, true),
             Mark::Cnp => backend.fill_polygon([(x - 6, y - 2), (x + 6, y - 2), (x, y + 8)], &fill),
-            Mark::Nak | Mark::MsgOk | Mark::MsgFailed => {
-                backend.draw_rect((x - 4, y - 4), (x + 4, y + 4), &fill, true)
-            }
+            Mark::Nak
+            | Mark::MsgOk
+            | Mark::MsgFailed
+            | Mark::NcclWait
+            | Mark::NcclData
+            | Mark::NcclStraggler => backend.draw_rect((x - 4, y - 4), (x + 4, y + 4), &fill, true),
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod font;
 pub mod latency;
 pub mod marks;
 pub mod messages;
+pub mod nccl;
 pub mod psn;
 pub mod raster;
 pub mod rate;
@@ -39,10 +40,13 @@ pub enum Kind {
     Latency,
     /// One bar per message on a time line per flow (failed ones marked).
     Messages,
+    /// NCCL's steps: one row per NCCL connection, each step a bar (`nccl --html`'s timeline).
+    Nccl,
 }
 
 impl Kind {
-    /// Every kind, in the order the HTML report shows them.
+    /// Every kind of one flow-by-flow analysis, in the order `read --html` shows them
+    /// ([`Kind::Nccl`], drawn from the `nccl` report, is apart).
     pub const ALL: [Kind; 4] = [Kind::Psn, Kind::Rate, Kind::Latency, Kind::Messages];
 
     /// Lower-case name.
@@ -52,6 +56,7 @@ impl Kind {
             Kind::Rate => "rate",
             Kind::Latency => "latency",
             Kind::Messages => "messages",
+            Kind::Nccl => "nccl",
         }
     }
 }
@@ -111,6 +116,7 @@ where
         Kind::Rate => rate::draw(root, report, trace, sel, opts.bin_ns),
         Kind::Latency => latency::draw(root, report, trace, sel),
         Kind::Messages => messages::draw(root, report, trace, sel),
+        Kind::Nccl => anyhow::bail!("the nccl plot is drawn from the nccl report"),
     }?;
     root.present().map_err(err)
 }
@@ -156,6 +162,7 @@ fn height(opts: &Options, sel: &Selection) -> u32 {
         Kind::Rate => 720,
         Kind::Latency => 560,
         Kind::Messages => (160 + 60 * panels).clamp(320, 1400),
+        Kind::Nccl => nccl::height(panels as usize),
     }
 }
 
@@ -182,11 +189,18 @@ pub fn svg(report: &Report, trace: &Trace, opts: &Options) -> Result<String> {
 /// # Errors
 /// As [`svg`] and [`raster::png`], plus the file's I/O errors.
 pub fn write(report: &Report, trace: &Trace, opts: &Options, path: &Path) -> Result<()> {
+    write_doc(svg(report, trace, opts)?, opts, path)
+}
+
+/// Write the SVG document `doc` to `path` as [`write`] does: a PNG when `path` ends in `.png`.
+///
+/// # Errors
+/// As [`raster::png`], plus the file's I/O errors.
+pub fn write_doc(doc: String, opts: &Options, path: &Path) -> Result<()> {
     let png = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("png"));
     let shown = || path.display().to_string();
-    let doc = svg(report, trace, opts)?;
     let bytes = if png {
         raster::png(&doc, opts.scale).with_context(shown)?
     } else {

@@ -75,6 +75,8 @@ fn drawable(kind: Kind, t: &FlowTrace) -> bool {
         Kind::Rate => t.bins.iter().any(|b| b.payload > 0) || !t.cnps.v.is_empty(),
         Kind::Latency => !t.rtt.v.is_empty() || !t.read_latency.v.is_empty(),
         Kind::Messages => !t.msgs.v.is_empty(),
+        // Drawn from the nccl report, not from flows.
+        Kind::Nccl => false,
     }
 }
 

@@ -282,5 +282,6 @@ pub fn samples() -> Vec<Sample> {
     ]
     .into_iter()
     .chain(allreduce::scenario().samples)
+    .chain(nccl::samples())
     .collect()
 }

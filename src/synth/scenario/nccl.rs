@@ -77,9 +77,15 @@ pub struct Params {
     pub qps: usize,
     /// Data mode.
     pub mode: Mode,
-    /// Immediate big-endian (NCCL ≥ 2.29) rather than little-endian.
+    /// Immediate big-endian (NCCL ≥ 2.29) rather than little-endian: NCCL's
+    /// `src/transport/net_ib/p2p.cc` sets the last work request's `imm_data` with `htobe32`
+    /// since 2.29; before, the host-order size went out as little-endian bytes from x86 / Arm.
     pub imm_big_endian: bool,
-    /// CTS entries with a 64-bit size (NCCL ≥ 2.26).
+    /// CTS entries with a 64-bit size (NCCL ≥ 2.26): `ncclIbSendFifo` in
+    /// `src/transport/net_ib/common.h` holds `uint64_t addr, size`, four `uint32_t rkeys`,
+    /// `nreqs`, `tag`, `uint64_t idx` (offsets 0, 8, 16, 32, 36, 40), padded to 64 bytes in the
+    /// releases that align it to 64 (48 bytes unpadded); else the 2.19–2.25 layout (32-bit size
+    /// at 8, two R_Keys at 12, `nreqs` 20, `tag` 24, `idx` 32). Entries are 64 bytes either way.
     pub size64: bool,
     /// Rounds (steps per connection).
     pub steps: usize,
@@ -579,4 +585,42 @@ fn truth_topology(p: &Params, hosts: &[Host], t: &mut Truth) {
             }
         }
     }
+}
+
+/// The bundled NCCL sample's parameters: one ring all-reduce of 3 hosts as NCCL ≥ 2.29 runs it
+/// over RoCE (64-byte CTS entries with a 64-bit size, big-endian immediates, one QP per
+/// connection, one channel): 2(n − 1) = 4 steps of 5,120 bytes per connection (two of
+/// reduce-scatter, two of all-gather; NCCL's real steps are 512 KiB, cut to keep the files
+/// small). 10.0.0.3 posts its receive late in round 1 (a slow receiver, [`SLOW_NS`]); the link
+/// 10.0.0.1 → 10.0.0.2 loses a data packet in round 3 (go-back-N after a NAK).
+pub fn sample_params() -> Params {
+    Params {
+        hosts: 3,
+        algo: Algo::Ring,
+        channels: 1,
+        qps: 1,
+        mode: Mode::RoundRobin,
+        imm_big_endian: true,
+        size64: true,
+        steps: 4,
+        step_bytes: 5 * PMTU,
+        slow: Some((2, vec![1])),
+        lossy: Some((0, 1, 0, vec![3])),
+    }
+}
+
+/// The bundled NCCL sample: `samples/nccl_node{0,1,2}.pcap`, each host's own capture of
+/// [`sample_params`]'s job.
+pub fn samples() -> Vec<super::Sample> {
+    const FILES: [&str; 3] = ["nccl_node0.pcap", "nccl_node1.pcap", "nccl_node2.pcap"];
+    scenario(&sample_params())
+        .captures
+        .into_iter()
+        .zip(FILES)
+        .map(|(records, file)| super::Sample {
+            file,
+            format: super::Format::Pcap,
+            records,
+        })
+        .collect()
 }
