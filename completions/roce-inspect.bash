@@ -581,7 +581,7 @@ _roce__inspect() {
             fi
             case "${prev}" in
                 --kind)
-                    COMPREPLY=($(compgen -W "psn rate latency messages" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "psn rate latency messages nccl" -- "${cur}"))
                     return 0
                     ;;
                 --output)
@@ -746,7 +746,7 @@ _roce__inspect() {
             return 0
             ;;
         roce__inspect__subcmd__top)
-            opts="-i -r -f -h --speed --filter --snaplen --promisc --buffer-size --keep --save-dir --summary --json --roce-port --vxlan-port --mtu --max-flows --encap-session --help"
+            opts="-i -r -f -Y -Z -h --speed --filter --display-filter --snaplen --promisc --buffer-size --keep --save-dir --summary --json --roce-port --vxlan-port --mtu --max-flows --encap-session --relinquish-privileges --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -769,6 +769,14 @@ _roce__inspect() {
                     return 0
                     ;;
                 -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --display-filter)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -Y)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -801,6 +809,14 @@ _roce__inspect() {
                     return 0
                     ;;
                 --max-flows)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --relinquish-privileges)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -Z)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -30,7 +30,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand export 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark'
             cand list 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
             cand interfaces 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
-            cand plot 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
+            cand plot 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines, NCCL''s steps (SVG, or PNG when OUT ends in .png)'
             cand top 'A live dashboard of RoCE traffic: per-QP rates, packets, retransmissions, PSN gaps, NAKs, RNR NAKs, CE marks, CNPs and ACK RTT, updated as they happen (needs a terminal)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -185,7 +185,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand --help 'Print help'
         }
         &'roce-inspect;plot'= {
-            cand --kind 'What to draw: psn (PSN against time, tcptrace style), rate (throughput and congestion), latency (ACK RTT and READ latency CDFs), messages (message time lines)'
+            cand --kind 'What to draw: psn (PSN against time, tcptrace style), rate (throughput and congestion), latency (ACK RTT and READ latency CDFs), messages (message time lines), nccl (NCCL''s steps, one row per connection, as `nccl --html`)'
             cand -o 'Output file: SVG, or PNG when it ends in `.png`'
             cand --output 'Output file: SVG, or PNG when it ends in `.png`'
             cand --qp 'Only flows to this destination QP (decimal or 0x hex)'
@@ -208,6 +208,8 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand --speed 'With -r: replay N times faster than the capture was taken (e.g. 10, 0.5)'
             cand -f 'libpcap BPF filter expression instead of the default RoCE filter'
             cand --filter 'libpcap BPF filter expression instead of the default RoCE filter'
+            cand -Y 'Display filter at the start (as `/` sets it): the table counts only the packets it passes, e.g. `-Y ''bth.dest_qp == 0x11''`; the analysis still sees every packet'
+            cand --display-filter 'Display filter at the start (as `/` sets it): the table counts only the packets it passes, e.g. `-Y ''bth.dest_qp == 0x11''`; the analysis still sees every packet'
             cand --snaplen 'Bytes kept of each frame (1-262144)'
             cand --buffer-size 'Kernel capture buffer size: bytes, or with a K, M or G suffix'
             cand --keep 'Most bytes of the latest frames kept in memory for `w` (written as pcapng): bytes, or with a K, M or G suffix; 0 keeps none'
@@ -216,6 +218,8 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand --vxlan-port 'Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable)'
             cand --mtu 'Path MTU in bytes for READ PSN reservation, instead of inferring it'
             cand --max-flows 'Most flows tracked at once'
+            cand -Z 'Once the device is open, run as USER instead of root (tcpdump''s -Z, as `capture`): default the user behind sudo (SUDO_USER), else `nobody`; `-Z root` keeps root. `w` then writes as USER; a --save-dir that does not exist yet is created and given to USER'
+            cand --relinquish-privileges 'Once the device is open, run as USER instead of root (tcpdump''s -Z, as `capture`): default the user behind sudo (SUDO_USER), else `nobody`; `-Z root` keeps root. `w` then writes as USER; a --save-dir that does not exist yet is created and given to USER'
             cand --promisc 'Put the interface into promiscuous mode'
             cand --summary 'Print the analysis report (as `read --summary`) after the screen closes; with --json, the report''s JSON document'
             cand --json 'With --summary: the report as one JSON document'
@@ -231,7 +235,7 @@ set edit:completion:arg-completer[roce-inspect] = {|@words|
             cand nccl 'See one NCCL job through NCCL''s eyes: its connections (clear-to-send and data writes), steps, rings and trees, and the straggler of every step, from one capture per host'
             cand export 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark'
             cand list 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
-            cand plot 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
+            cand plot 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines, NCCL''s steps (SVG, or PNG when OUT ends in .png)'
             cand top 'A live dashboard of RoCE traffic: per-QP rates, packets, retransmissions, PSN gaps, NAKs, RNR NAKs, CE marks, CNPs and ACK RTT, updated as they happen (needs a terminal)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }

@@ -34,7 +34,7 @@ complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "nccl" -d 
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "export" -d 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "interfaces" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
-complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "plot" -d 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
+complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "plot" -d 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines, NCCL\'s steps (SVG, or PNG when OUT ends in .png)'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "top" -d 'A live dashboard of RoCE traffic: per-QP rates, packets, retransmissions, PSN gaps, NAKs, RNR NAKs, CE marks, CNPs and ACK RTT, updated as they happen (needs a terminal)'
 complete -c roce-inspect -n "__fish_roce_inspect_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand read" -s r -d 'The capture file, tcpdump style (`read -r trace.pcap`); same as FILE' -r
@@ -160,10 +160,11 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand export" -l max
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand list" -s h -l help -d 'Print help'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand interfaces" -s h -l help -d 'Print help'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l kind -d 'What to draw: psn (PSN against time, tcptrace style), rate (throughput and congestion), latency (ACK RTT and READ latency CDFs), messages (message time lines)' -r -f -a "psn\t'PSN (unwrapped) against time per flow, with retransmissions, gaps, NAKs, ACKs, CE, CNPs'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l kind -d 'What to draw: psn (PSN against time, tcptrace style), rate (throughput and congestion), latency (ACK RTT and READ latency CDFs), messages (message time lines), nccl (NCCL\'s steps, one row per connection, as `nccl --html`)' -r -f -a "psn\t'PSN (unwrapped) against time per flow, with retransmissions, gaps, NAKs, ACKs, CE, CNPs'
 rate\t'Throughput per flow in time bins, with CE fraction and CNP arrivals below'
 latency\t'ACK RTT and READ latency distributions (CDF, log time axis) per flow'
-messages\t'One bar per message on a time line per flow (failed ones marked)'"
+messages\t'One bar per message on a time line per flow (failed ones marked)'
+nccl\t'NCCL\'s steps: one row per NCCL connection, each step a bar (`nccl --html`\'s timeline)'"
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -s o -l output -d 'Output file: SVG, or PNG when it ends in `.png`' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -l qp -d 'Only flows to this destination QP (decimal or 0x hex)' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand plot" -s f -l filter -d 'libpcap BPF filter expression applied while reading, as for `read -f`' -r
@@ -180,6 +181,7 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -s i -d '
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -s r -d 'Replay a capture file (pcap or pcapng) at its own pace instead of capturing' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l speed -d 'With -r: replay N times faster than the capture was taken (e.g. 10, 0.5)' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -s f -l filter -d 'libpcap BPF filter expression instead of the default RoCE filter' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -s Y -l display-filter -d 'Display filter at the start (as `/` sets it): the table counts only the packets it passes, e.g. `-Y \'bth.dest_qp == 0x11\'`; the analysis still sees every packet' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l snaplen -d 'Bytes kept of each frame (1-262144)' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l buffer-size -d 'Kernel capture buffer size: bytes, or with a K, M or G suffix' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l keep -d 'Most bytes of the latest frames kept in memory for `w` (written as pcapng): bytes, or with a K, M or G suffix; 0 keeps none' -r
@@ -188,6 +190,7 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l roce-p
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l vxlan-port -d 'Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable)' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l mtu -d 'Path MTU in bytes for READ PSN reservation, instead of inferring it' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l max-flows -d 'Most flows tracked at once' -r
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -s Z -l relinquish-privileges -d 'Once the device is open, run as USER instead of root (tcpdump\'s -Z, as `capture`): default the user behind sudo (SUDO_USER), else `nobody`; `-Z root` keeps root. `w` then writes as USER; a --save-dir that does not exist yet is created and given to USER' -r
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l promisc -d 'Put the interface into promiscuous mode'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l summary -d 'Print the analysis report (as `read --summary`) after the screen closes; with --json, the report\'s JSON document'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand top" -l json -d 'With --summary: the report as one JSON document'
@@ -200,6 +203,6 @@ complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not 
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "nccl" -d 'See one NCCL job through NCCL\'s eyes: its connections (clear-to-send and data writes), steps, rings and trees, and the straggler of every step, from one capture per host'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "export" -d 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "list" -d 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE'
-complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "plot" -d 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)'
+complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "plot" -d 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines, NCCL\'s steps (SVG, or PNG when OUT ends in .png)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "top" -d 'A live dashboard of RoCE traffic: per-QP rates, packets, retransmissions, PSN gaps, NAKs, RNR NAKs, CE marks, CNPs and ACK RTT, updated as they happen (needs a terminal)'
 complete -c roce-inspect -n "__fish_roce_inspect_using_subcommand help; and not __fish_seen_subcommand_from read capture generate correlate nccl export list plot top help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -33,7 +33,7 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE')
             [CompletionResult]::new('interfaces', 'interfaces', [CompletionResultType]::ParameterValue, 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE')
-            [CompletionResult]::new('plot', 'plot', [CompletionResultType]::ParameterValue, 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)')
+            [CompletionResult]::new('plot', 'plot', [CompletionResultType]::ParameterValue, 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines, NCCL''s steps (SVG, or PNG when OUT ends in .png)')
             [CompletionResult]::new('top', 'top', [CompletionResultType]::ParameterValue, 'A live dashboard of RoCE traffic: per-QP rates, packets, retransmissions, PSN gaps, NAKs, RNR NAKs, CE marks, CNPs and ACK RTT, updated as they happen (needs a terminal)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -197,7 +197,7 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             break
         }
         'roce-inspect;plot' {
-            [CompletionResult]::new('--kind', '--kind', [CompletionResultType]::ParameterName, 'What to draw: psn (PSN against time, tcptrace style), rate (throughput and congestion), latency (ACK RTT and READ latency CDFs), messages (message time lines)')
+            [CompletionResult]::new('--kind', '--kind', [CompletionResultType]::ParameterName, 'What to draw: psn (PSN against time, tcptrace style), rate (throughput and congestion), latency (ACK RTT and READ latency CDFs), messages (message time lines), nccl (NCCL''s steps, one row per connection, as `nccl --html`)')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output file: SVG, or PNG when it ends in `.png`')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output file: SVG, or PNG when it ends in `.png`')
             [CompletionResult]::new('--qp', '--qp', [CompletionResultType]::ParameterName, 'Only flows to this destination QP (decimal or 0x hex)')
@@ -221,6 +221,8 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('--speed', '--speed', [CompletionResultType]::ParameterName, 'With -r: replay N times faster than the capture was taken (e.g. 10, 0.5)')
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression instead of the default RoCE filter')
             [CompletionResult]::new('--filter', '--filter', [CompletionResultType]::ParameterName, 'libpcap BPF filter expression instead of the default RoCE filter')
+            [CompletionResult]::new('-Y', '-Y ', [CompletionResultType]::ParameterName, 'Display filter at the start (as `/` sets it): the table counts only the packets it passes, e.g. `-Y ''bth.dest_qp == 0x11''`; the analysis still sees every packet')
+            [CompletionResult]::new('--display-filter', '--display-filter', [CompletionResultType]::ParameterName, 'Display filter at the start (as `/` sets it): the table counts only the packets it passes, e.g. `-Y ''bth.dest_qp == 0x11''`; the analysis still sees every packet')
             [CompletionResult]::new('--snaplen', '--snaplen', [CompletionResultType]::ParameterName, 'Bytes kept of each frame (1-262144)')
             [CompletionResult]::new('--buffer-size', '--buffer-size', [CompletionResultType]::ParameterName, 'Kernel capture buffer size: bytes, or with a K, M or G suffix')
             [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Most bytes of the latest frames kept in memory for `w` (written as pcapng): bytes, or with a K, M or G suffix; 0 keeps none')
@@ -229,6 +231,8 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('--vxlan-port', '--vxlan-port', [CompletionResultType]::ParameterName, 'Decapsulate VXLAN on UDP destination port N instead of 4789 (repeatable)')
             [CompletionResult]::new('--mtu', '--mtu', [CompletionResultType]::ParameterName, 'Path MTU in bytes for READ PSN reservation, instead of inferring it')
             [CompletionResult]::new('--max-flows', '--max-flows', [CompletionResultType]::ParameterName, 'Most flows tracked at once')
+            [CompletionResult]::new('-Z', '-Z ', [CompletionResultType]::ParameterName, 'Once the device is open, run as USER instead of root (tcpdump''s -Z, as `capture`): default the user behind sudo (SUDO_USER), else `nobody`; `-Z root` keeps root. `w` then writes as USER; a --save-dir that does not exist yet is created and given to USER')
+            [CompletionResult]::new('--relinquish-privileges', '--relinquish-privileges', [CompletionResultType]::ParameterName, 'Once the device is open, run as USER instead of root (tcpdump''s -Z, as `capture`): default the user behind sudo (SUDO_USER), else `nobody`; `-Z root` keeps root. `w` then writes as USER; a --save-dir that does not exist yet is created and given to USER')
             [CompletionResult]::new('--promisc', '--promisc', [CompletionResultType]::ParameterName, 'Put the interface into promiscuous mode')
             [CompletionResult]::new('--summary', '--summary', [CompletionResultType]::ParameterName, 'Print the analysis report (as `read --summary`) after the screen closes; with --json, the report''s JSON document')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'With --summary: the report as one JSON document')
@@ -245,7 +249,7 @@ Register-ArgumentCompleter -Native -CommandName 'roce-inspect' -ScriptBlock {
             [CompletionResult]::new('nccl', 'nccl', [CompletionResultType]::ParameterValue, 'See one NCCL job through NCCL''s eyes: its connections (clear-to-send and data writes), steps, rings and trees, and the straggler of every step, from one capture per host')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write capture files as Parquet tables (packets, flows, connections, messages, gaps) for DuckDB, Polars or Spark')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the interfaces libpcap can capture on, and how to capture NIC-offloaded RoCE')
-            [CompletionResult]::new('plot', 'plot', [CompletionResultType]::ParameterValue, 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines (SVG, or PNG when OUT ends in .png)')
+            [CompletionResult]::new('plot', 'plot', [CompletionResultType]::ParameterValue, 'Draw a capture: PSN against time, rate and congestion, latency CDFs, message time lines, NCCL''s steps (SVG, or PNG when OUT ends in .png)')
             [CompletionResult]::new('top', 'top', [CompletionResultType]::ParameterValue, 'A live dashboard of RoCE traffic: per-QP rates, packets, retransmissions, PSN gaps, NAKs, RNR NAKs, CE marks, CNPs and ACK RTT, updated as they happen (needs a terminal)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break

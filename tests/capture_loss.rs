@@ -266,7 +266,7 @@ fn one_nak_resolves_a_capture_loss_and_a_real_loss() {
             (109, 3072, "ok"),
         ]
     );
-    let verdicts: Vec<&str> = r.gaps.iter().map(|g| g.verdict).collect();
+    let verdicts: Vec<&str> = r.gaps.iter().map(|g| g.verdict.name()).collect();
     assert_eq!(verdicts, ["capture_loss", "nak_retransmitted"]);
 }
 
