@@ -358,7 +358,7 @@ impl RateTracker {
     }
 
     /// Keep only the newest point of each ring, for a flow that sent nothing for longer than
-    /// [`WINDOW_MAX_NS`] ([`super::idle`]): a later CNP's window before it reaches back at most
+    /// `WINDOW_MAX_NS` (1 ms; `analyze::idle`): a later CNP's window before it reaches back at most
     /// that far, so it never reads the points dropped and the result is the same. Frees up to
     /// 1.5 KiB (96 points of 16 bytes) per idle flow. A train in progress is kept whole.
     pub fn collapse(&mut self) {

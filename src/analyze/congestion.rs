@@ -1,5 +1,5 @@
 //! Congestion bookkeeping: ECN codepoints, CE→CNP reaction delay, CNP pacing and the sender's
-//! rate around each train of CNPs (issue 3, point 6; the rate in [`super::cnp_rate`]).
+//! rate around each train of CNPs (issue 3, point 6; the rate in `analyze::cnp_rate`).
 //!
 //! Definitions follow DCQCN (Zhu et al., SIGCOMM'15) and NVIDIA's DCQCN notes as digested in
 //! `spec/roce.md` §6: the switch (CP) marks CE, the receiver NIC (NP) answers with a RoCEv2 CNP

@@ -489,7 +489,7 @@ pub struct DirCongestion {
     /// congestion at once); 0 when no RTT was measured.
     pub cnps_with_nak: u64,
     /// Median of the trains' rate windows, ns (0 without CNPs): a train's window is its
-    /// median CNP spacing clamped to [10 µs, 1 ms] ([`super::cnp_rate`]).
+    /// median CNP spacing clamped to [10 µs, 1 ms] (`analyze::cnp_rate`).
     pub rate_window_ns: u64,
     /// Median over the CNP trains of the sender rate in the window before a train's first
     /// CNP, Gb/s (transport bytes).

@@ -8,7 +8,7 @@
 //! comfy-table's per-cell layout work, which was half of `read -q`'s time on a capture of
 //! 7 832 flows (issue 16). On a terminal narrower than a table, the least important columns
 //! are hidden (the caller says which, and that `--wide` shows them all) and what is left is
-//! arranged and wrapped as comfy-table's dynamic arrangement did ([`super::arrange`]).
+//! arranged and wrapped as comfy-table's dynamic arrangement did (`output::arrange`).
 
 use std::fmt;
 use std::io::{self, Write};
@@ -352,7 +352,7 @@ fn lines_width(s: &str) -> Option<usize> {
 
 /// Write the table of `header` and `n` rows (`row(i)` makes row `i`) to `out`, with colour when
 /// `color`. Fitted to a terminal `width` wide, columns named in `drop_order` are hidden first
-/// ones first until the table fits, the rest wraps ([`fit_table`]), and a note under the table
+/// ones first until the table fits, the rest wraps (`fit_table`), and a note under the table
 /// names them ([`hidden_note`]); returns the hidden columns' names. A table still wider than
 /// the terminal (its words do not fit) is stacked instead, every column shown
 /// ([`write_stacked`](super::stack::write_stacked)). Without `width`, the table is drawn at full width by `Plain`: `row` is called once

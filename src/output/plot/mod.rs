@@ -192,7 +192,7 @@ pub fn write(report: &Report, trace: &Trace, opts: &Options, path: &Path) -> Res
     write_doc(svg(report, trace, opts)?, opts, path)
 }
 
-/// Write the SVG document `doc` to `path` as [`write`] does: a PNG when `path` ends in `.png`.
+/// Write the SVG document `doc` to `path` as [`write()`] does: a PNG when `path` ends in `.png`.
 ///
 /// # Errors
 /// As [`raster::png`], plus the file's I/O errors.
