@@ -438,11 +438,13 @@ mod size_tests {
     /// the inline state, or to the cold state that most flows of a lossy capture hold, must
     /// raise these bounds on purpose. The first CE / CNP frames and the FECN / BECN counts live
     /// in the boxed `Reaction`, so a flow that is only CE-marked or only carries CNPs does not
-    /// allocate the 640-byte cold state.
+    /// allocate the 640-byte cold state. `Flow` grew from 864 to 904 bytes with the CNP-train
+    /// rate history (issue 39: a fine and a coarse ring of the flow's recent packets, 80 bytes
+    /// inline instead of 40), 0.3 MB on that trace.
     #[test]
     fn per_flow_state_stays_small() {
         assert!(
-            size_of::<Flow>() <= 864,
+            size_of::<Flow>() <= 904,
             "Flow: {} bytes",
             size_of::<Flow>()
         );
