@@ -440,7 +440,9 @@ mod size_tests {
     /// in the boxed `Reaction`, so a flow that is only CE-marked or only carries CNPs does not
     /// allocate the 640-byte cold state. `Flow` grew from 864 to 904 bytes with the CNP-train
     /// rate history (issue 39: a fine and a coarse ring of the flow's recent packets, 80 bytes
-    /// inline instead of 40), 0.3 MB on that trace.
+    /// inline instead of 40), 0.3 MB on that trace; `FlowCold` from 640 to 664 with the stack of
+    /// capture-gap forks (issue 38's remove-one-frame work: `capture_gap::State` in place of one
+    /// boxed fork).
     #[test]
     fn per_flow_state_stays_small() {
         assert!(
@@ -449,7 +451,7 @@ mod size_tests {
             size_of::<Flow>()
         );
         assert!(
-            size_of::<FlowCold>() <= 640,
+            size_of::<FlowCold>() <= 664,
             "FlowCold: {} bytes",
             size_of::<FlowCold>()
         );
