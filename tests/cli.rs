@@ -584,6 +584,7 @@ fn has_keys(v: &Value, keys: &[&str], ctx: &str) {
 /// A µs pcap with one packet of each extended header kind (RETH, AETH, DETH, AtomicETH,
 /// AtomicAckETH, ImmDt), built with the project's frame builder.
 fn ext_headers_fixture(dir: &Path) -> PathBuf {
+    use roce_inspect::decode::Opcode;
     use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, Record, Resolution, write_pcap_with};
     use roce_inspect::synth::frame::{Bth, Packet};
     let mk = |opcode: u8, f: &dyn Fn(&mut Packet)| {
@@ -591,7 +592,7 @@ fn ext_headers_fixture(dir: &Path) -> PathBuf {
             [10, 0, 0, 1],
             [10, 0, 0, 2],
             Bth {
-                opcode,
+                opcode: Opcode(opcode),
                 dest_qp: 0x12,
                 psn: 7,
                 ..Bth::default()

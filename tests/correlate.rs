@@ -610,6 +610,7 @@ fn directions_seen_by_one_capture_are_listed_not_lost() {
 fn a_short_capture_of_a_few_packets_is_matched() {
     use roce_inspect::correlate::packet::Observation;
     use roce_inspect::correlate::survey::SAMPLE_PER_DIRECTION;
+    use roce_inspect::decode::Opcode;
     use roce_inspect::decode::{DecodeConfig, LinkType, decode_frame};
     use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, Record, pcap_bytes};
     use roce_inspect::synth::frame::{Bth, Packet};
@@ -618,7 +619,7 @@ fn a_short_capture_of_a_few_packets_is_matched() {
     let frames: Vec<(u64, Vec<u8>)> = (0..20_000u32)
         .map(|i| {
             let bth = Bth {
-                opcode: 0x04,
+                opcode: Opcode(0x04),
                 dest_qp: 0x11,
                 psn: i,
                 ..Bth::default()

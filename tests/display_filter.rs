@@ -88,6 +88,7 @@ fn records(path: &Path) -> Vec<(LinkType, u64, u64, u32, Vec<u8>)> {
 /// RoCEv1 (GRH), with two VLAN tags; and each mirror tunnel around one of them.
 fn built_frames() -> Vec<Vec<u8>> {
     use common::mirror::{Carrier, Tunnel, wrap};
+    use roce_inspect::decode::Opcode;
     use roce_inspect::synth::frame::{Bth, Net, Packet, VlanTag};
     let mut out = Vec::new();
     for op in 0..=255u8 {
@@ -96,7 +97,7 @@ fn built_frames() -> Vec<Vec<u8>> {
                 [10, 0, 0, 1],
                 [10, 0, 0, 2],
                 Bth {
-                    opcode: op,
+                    opcode: Opcode(op),
                     dest_qp: 0x11,
                     psn: 5,
                     ..Bth::default()

@@ -532,11 +532,12 @@ fn bad_input_is_one_line_and_exit_1() {
 /// A capture where B's fatal NAK (remote access) refuses A's WRITE after `others` WRITEs of
 /// another QP pair (IBTA Vol 1 §9.9.2).
 fn late_nak_capture(path: &Path, others: u32) {
+    use roce_inspect::decode::Opcode;
     use roce_inspect::synth::frame::{Bth, Packet};
     let t0 = 1_700_000_000_000_000_000u64;
     let write = |src, dst, qp, psn| {
         let bth = Bth {
-            opcode: 0x0a,
+            opcode: Opcode(0x0a),
             dest_qp: qp,
             psn,
             ..Bth::default()
@@ -551,7 +552,7 @@ fn late_nak_capture(path: &Path, others: u32) {
         packets.push(write([10, 0, 0, 3], [10, 0, 0, 4], 0x33, i));
     }
     let bth = Bth {
-        opcode: 0x11,
+        opcode: Opcode(0x11),
         dest_qp: 0x2a,
         psn: 10,
         ..Bth::default()
@@ -606,6 +607,7 @@ fn late_fatal_nak_is_in_the_messages_table_or_warned() {
 /// its PSNs up through the wrap (so the WRITEs are messages); a third flow carries ATOMIC
 /// ACKNOWLEDGEs.
 fn extremes_capture(path: &Path) {
+    use roce_inspect::decode::Opcode;
     use roce_inspect::synth::frame::{Bth, Packet};
     let t0 = 1_700_000_000_000_000_000u64;
     let mut records = Vec::new();
@@ -623,7 +625,7 @@ fn extremes_capture(path: &Path) {
             _ => ([10, 9, 0, 2], [10, 9, 0, 1], 0x2a, 0x12),
         };
         let bth = Bth {
-            opcode,
+            opcode: Opcode(opcode),
             dest_qp,
             psn: psn[flow],
             pkey: big(0xffff, 0x8001) as u16,

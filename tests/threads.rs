@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use proptest::prelude::*;
+use roce_inspect::decode::Opcode;
 use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, Record, pcap_bytes};
 use roce_inspect::synth::frame::{Bth, Packet};
 use roce_inspect::synth::scenario::{
@@ -23,7 +24,7 @@ fn psn_wrap(n: u32, start_ns: u64) -> Vec<Record> {
             [10, 250, 0, 1],
             [10, 250, 0, 2],
             Bth {
-                opcode: 0x0a,
+                opcode: Opcode(0x0a),
                 dest_qp: 0x77,
                 psn,
                 ack_req: true,
@@ -36,7 +37,7 @@ fn psn_wrap(n: u32, start_ns: u64) -> Vec<Record> {
             [10, 250, 0, 2],
             [10, 250, 0, 1],
             Bth {
-                opcode: 0x11,
+                opcode: Opcode(0x11),
                 dest_qp: 0x66,
                 psn,
                 ..Bth::default()
@@ -58,7 +59,7 @@ fn cnp_flood(n: u32, start_ns: u64) -> Vec<Record> {
                 [10, 251, 0, 3],
                 [10, 251, (i % 200) as u8, 1],
                 Bth {
-                    opcode: 0x81,
+                    opcode: Opcode(0x81),
                     dest_qp: 0x100 + i % 500,
                     becn: true,
                     ..Bth::default()
@@ -212,7 +213,7 @@ fn big_frames_fill_windows_by_bytes() {
                 [10, 252, 0, 1],
                 [10, 252, 0, 2],
                 Bth {
-                    opcode: if payload == 0 { 0x11 } else { 0x07 },
+                    opcode: Opcode(if payload == 0 { 0x11 } else { 0x07 }),
                     dest_qp: 0x99,
                     psn,
                     ..Bth::default()

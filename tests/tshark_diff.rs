@@ -231,9 +231,10 @@ fn raw_ip_captures(dir: &Path) -> [PathBuf; 3] {
 /// An Ethernet frame from the project's frame builder: RoCEv2 over IPv4 10.0.0.1 → 10.0.0.2,
 /// DestQP 0x0001a2, `opcode` and `psn`, then whatever `f` sets.
 fn rc_frame(opcode: u8, psn: u32, f: &dyn Fn(&mut roce_inspect::synth::frame::Packet)) -> Vec<u8> {
+    use roce_inspect::decode::Opcode;
     use roce_inspect::synth::frame::{Bth, Packet};
     let bth = Bth {
-        opcode,
+        opcode: Opcode(opcode),
         dest_qp: 0x0001a2,
         psn,
         ..Bth::default()

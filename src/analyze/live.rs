@@ -131,6 +131,7 @@ impl Analyzer {
 mod tests {
     use super::*;
     use crate::analyze::AnalyzeConfig;
+    use crate::decode::Opcode;
     use crate::decode::{Address, DecodeConfig, LinkType, decode_frame};
     use crate::synth::frame::{Bth, Packet};
 
@@ -143,7 +144,7 @@ mod tests {
                 [10, 0, 0, 1],
                 [10, 0, 0, 2],
                 Bth {
-                    opcode: 0x04,
+                    opcode: Opcode(0x04),
                     dest_qp: 0x11,
                     psn,
                     ..Bth::default()
@@ -208,7 +209,7 @@ mod tests {
                 src,
                 dst,
                 Bth {
-                    opcode,
+                    opcode: Opcode(opcode),
                     dest_qp: qp,
                     psn,
                     ack_req: true,

@@ -522,7 +522,7 @@ fn rocev1(data: &[u8], link: LinkSummary, cut: usize) -> Frame<'_> {
     if data.len() < Grh::LEN {
         return undecodable(link, ends_inside("GRH", cut));
     }
-    let grh = Grh::parse(data);
+    let grh = Grh::parse_unchecked(data);
     let mut pkt = empty_packet(
         RoceVersion::V1,
         Address::Gid(grh.sgid),
@@ -555,7 +555,7 @@ fn infiniband(data: &[u8], cut: usize, link: LinkSummary) -> Frame<'_> {
     if data.len() < Lrh::LEN {
         return undecodable(link, ends_inside("LRH", cut));
     }
-    let lrh = Lrh::parse(data);
+    let lrh = Lrh::parse_unchecked(data);
     let mut pkt = empty_packet(
         RoceVersion::Ib,
         Address::Lid(lrh.slid),
@@ -575,7 +575,7 @@ fn infiniband(data: &[u8], cut: usize, link: LinkSummary) -> Frame<'_> {
             pkt.truncated = true;
             return roce_frame(link, pkt);
         }
-        let grh = Grh::parse(&data[Lrh::LEN..]);
+        let grh = Grh::parse_unchecked(&data[Lrh::LEN..]);
         pkt.grh = Some(grh);
         pkt.src = Address::Gid(grh.sgid);
         pkt.dst = Address::Gid(grh.dgid);

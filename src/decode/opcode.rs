@@ -77,15 +77,25 @@ pub enum ExtKind {
     CnpReserved,
 }
 
+/// Bytes of a RoCEv2 CNP's reserved field (IBTA Annex A17.9.3; spec/roce.md §1).
+pub const CNP_RESERVED_LEN: usize = 16;
+
 impl ExtKind {
-    /// Header length in bytes.
+    /// Header length in bytes: the `LEN` of its header struct in `decode::headers`.
     pub const fn size(self) -> usize {
+        use super::headers as h;
         match self {
-            ExtKind::Rdeth | ExtKind::Xrceth | ExtKind::Aeth => 4,
-            ExtKind::ImmDt | ExtKind::Ieth | ExtKind::Feth => 4,
-            ExtKind::Deth | ExtKind::AtomicAckEth => 8,
-            ExtKind::Reth | ExtKind::CnpReserved => 16,
-            ExtKind::AtomicEth => 28,
+            ExtKind::Rdeth => h::Rdeth::LEN,
+            ExtKind::Deth => h::Deth::LEN,
+            ExtKind::Xrceth => h::Xrceth::LEN,
+            ExtKind::Reth => h::Reth::LEN,
+            ExtKind::AtomicEth => h::AtomicEth::LEN,
+            ExtKind::Aeth => h::Aeth::LEN,
+            ExtKind::AtomicAckEth => h::AtomicAckEth::LEN,
+            ExtKind::ImmDt => h::ImmDt::LEN,
+            ExtKind::Ieth => h::Ieth::LEN,
+            ExtKind::Feth => h::Feth::LEN,
+            ExtKind::CnpReserved => CNP_RESERVED_LEN,
         }
     }
 }

@@ -38,7 +38,7 @@ pub fn parse<'a>(captured: &'a [u8], declared: usize, pkt: &mut RocePacket<'a>) 
     if avail.len() < Bth::LEN {
         return spot;
     }
-    let bth = Bth::parse(avail);
+    let bth = Bth::parse_unchecked(avail);
     pkt.bth = Some(bth);
     if bth.tver != 0 {
         pkt.malformed = Some(Malformed::BadTver(bth.tver));

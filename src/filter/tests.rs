@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::analyze::marks::Marks;
+use crate::decode::Opcode;
 use crate::decode::{DecodeConfig, LinkType, decode_frame};
 use crate::source::FrameCtx;
 use crate::synth::frame::{Bth, Packet};
@@ -13,7 +14,7 @@ fn write_first() -> Vec<u8> {
         [10, 0, 0, 1],
         [10, 0, 0, 2],
         Bth {
-            opcode: 0x06,
+            opcode: Opcode(0x06),
             dest_qp: 0x11,
             psn: 100,
             ack_req: true,
@@ -32,7 +33,7 @@ fn nak() -> Vec<u8> {
         [10, 0, 0, 2],
         [10, 0, 0, 1],
         Bth {
-            opcode: 0x11,
+            opcode: Opcode(0x11),
             dest_qp: 0x22,
             psn: 7,
             ..Bth::default()

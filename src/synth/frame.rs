@@ -3,7 +3,7 @@
 //! One [`Packet`] is Ethernet (any number of 802.1Q / 802.1ad tags) ‖ network header ‖ transport.
 //! The network header is IPv4 + UDP (RoCEv2), IPv6 + UDP (RoCEv2) or a GRH (RoCEv1, EtherType
 //! 0x8915). The transport is the BTH, the extended headers that the opcode implies (IBTA Vol. 1
-//! §9.2–9.5, in wire order, as listed by [`Opcode::layout`]), the payload, the pad bytes and the
+//! §9.2–9.5, in wire order, as listed by [`crate::decode::Opcode::layout`]), the payload, the pad bytes and the
 //! ICRC (IBTA Vol. 1 §7.8.1; RoCEv2 masking per IBTA Annex A17 §A17.4.5.1), computed with
 //! [`crate::decode::icrc`].
 //!
@@ -11,7 +11,14 @@
 //! lengths of the whole packet, so a capture cut by a snap length still carries them.
 
 use crate::decode::icrc;
-use crate::decode::{ExtKind, Opcode};
+use crate::decode::{
+    Aeth, AtomicAckEth, AtomicEth, Deth, ExtKind, Feth, Grh, Ieth, ImmDt, Rdeth, Reth, Xrceth,
+};
+
+/// The Base Transport Header: the decoder's own struct, so that one definition of its layout
+/// both reads and writes it (IBTA Vol. 1 §9.2). `Bth::default()` is synth's starting point:
+/// RC SEND Only, P_Key `0xffff`, TVer 0, every flag 0.
+pub use crate::decode::Bth;
 
 /// One 802.1Q (TPID 0x8100) or 802.1ad (TPID 0x88a8) tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,49 +120,9 @@ impl Net {
     }
 }
 
-/// Base Transport Header fields (IBTA Vol. 1 §9.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Bth {
-    /// OpCode, 8 bits.
-    pub opcode: u8,
-    /// Solicited Event.
-    pub se: bool,
-    /// MigReq.
-    pub m: bool,
-    /// Pad count, 2 bits: pad bytes after the payload.
-    pub pad: u8,
-    /// Partition key.
-    pub pkey: u16,
-    /// FECN (RoCEv2 uses it for nothing; native IB congestion notification).
-    pub fecn: bool,
-    /// BECN (set in RoCEv2 CNPs).
-    pub becn: bool,
-    /// Destination QP, 24 bits.
-    pub dest_qp: u32,
-    /// AckReq.
-    pub ack_req: bool,
-    /// Packet sequence number, 24 bits.
-    pub psn: u32,
-}
-
-impl Default for Bth {
-    fn default() -> Self {
-        Bth {
-            opcode: 0x0a,
-            se: false,
-            m: false,
-            pad: 0,
-            pkey: 0xffff,
-            fecn: false,
-            becn: false,
-            dest_qp: 0,
-            ack_req: false,
-            psn: 0,
-        }
-    }
-}
-
-/// Extended-header field values; only those the opcode implies are written.
+/// Extended-header field values; only those the opcode implies are written, each through its
+/// header struct in `decode::headers` (`Reth::emit`, …), which cuts every value to its field's
+/// bit width.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Ext {
     /// RETH: virtual address, R_Key, DMA length (bytes).
@@ -176,8 +143,63 @@ pub struct Ext {
     pub rdeth: u32,
     /// XRCETH: XRC SRQ number (24 bits).
     pub xrc_srq: u32,
-    /// FETH word (selectivity level and placement type).
+    /// FETH word: selectivity level in bits 5:4, placement type in bits 3:0; the other bits
+    /// are reserved and written as 0.
     pub feth: u32,
+}
+
+impl Ext {
+    /// Write extended header `kind` into `buf[..kind.size()]`.
+    ///
+    /// # Panics
+    /// When `buf` is shorter than `kind.size()`.
+    pub fn emit(&self, kind: ExtKind, buf: &mut [u8]) {
+        match kind {
+            ExtKind::Rdeth => Rdeth {
+                ee_context: self.rdeth,
+            }
+            .emit(buf),
+            ExtKind::Deth => Deth {
+                qkey: self.deth.0,
+                src_qp: self.deth.1,
+            }
+            .emit(buf),
+            ExtKind::Xrceth => Xrceth {
+                xrc_srq: self.xrc_srq,
+            }
+            .emit(buf),
+            ExtKind::Reth => Reth {
+                va: self.reth.0,
+                rkey: self.reth.1,
+                dma_len: self.reth.2,
+            }
+            .emit(buf),
+            ExtKind::AtomicEth => AtomicEth {
+                va: self.atomic.0,
+                rkey: self.atomic.1,
+                swap_add: self.atomic.2,
+                compare: self.atomic.3,
+            }
+            .emit(buf),
+            ExtKind::Aeth => Aeth {
+                syndrome: self.aeth.0,
+                msn: self.aeth.1,
+            }
+            .emit(buf),
+            ExtKind::AtomicAckEth => AtomicAckEth {
+                orig: self.atomic_ack,
+            }
+            .emit(buf),
+            ExtKind::ImmDt => ImmDt { data: self.imm }.emit(buf),
+            ExtKind::Ieth => Ieth { rkey: self.ieth }.emit(buf),
+            ExtKind::Feth => Feth {
+                sel: ((self.feth >> 4) & 0x3) as u8,
+                plt: (self.feth & 0xf) as u8,
+            }
+            .emit(buf),
+            ExtKind::CnpReserved => buf[..kind.size()].fill(0),
+        }
+    }
 }
 
 /// One RoCE packet, built with [`Packet::build`].
@@ -229,10 +251,12 @@ impl Packet {
     /// BTH, the extended headers the opcode implies, payload and pad bytes (no ICRC).
     pub fn transport(&self) -> Vec<u8> {
         let mut t = Vec::with_capacity(64 + self.payload_len);
-        write_bth(&mut t, &self.bth);
-        if let Some(layout) = Opcode(self.bth.opcode).layout() {
+        t.extend_from_slice(&self.bth.to_bytes());
+        if let Some(layout) = self.bth.opcode.layout() {
             for h in layout.headers {
-                write_ext(&mut t, *h, &self.ext);
+                let at = t.len();
+                t.resize(at + h.size(), 0);
+                self.ext.emit(*h, &mut t[at..]);
             }
         }
         let seed = self.payload_seed;
@@ -328,8 +352,18 @@ impl Packet {
             unreachable!("ipv6_udp on a non-IPv6 packet")
         };
         let len = 8 + transport_len + 4;
-        let ip = v6_header(*tclass, *flow_label, len, 17, *hop_limit, src, dst);
-        (ip, self.udp(transport_len))
+        // The IPv6 header has the GRH's layout (IBTA §8.3 took it from IPv6); next header 17: UDP.
+        let ip = Grh {
+            ip_ver: 6,
+            tclass: *tclass,
+            flow_label: *flow_label,
+            pay_len: len as u16,
+            next_hdr: 17,
+            hop_limit: *hop_limit,
+            sgid: *src,
+            dgid: *dst,
+        };
+        (ip.to_bytes(), self.udp(transport_len))
     }
 
     fn grh(&self, transport_len: usize) -> [u8; 40] {
@@ -345,78 +379,17 @@ impl Packet {
         };
         // PayLen: from the BTH to the ICRC inclusive (IBTA §8.3.1), not counting the VCRC;
         // NxtHdr 0x1B: IBA transport.
-        v6_header(
-            *tclass,
-            *flow_label,
-            transport_len + 4,
-            0x1b,
-            *hop_limit,
-            sgid,
-            dgid,
-        )
-    }
-}
-
-/// An IPv6 header or GRH (the same 40-byte layout, IBTA §8.3): version 6, traffic class, flow
-/// label (20 bits), payload length `len` (bytes), next header, hop limit, addresses / GIDs.
-fn v6_header(
-    tclass: u8,
-    flow_label: u32,
-    len: usize,
-    next: u8,
-    hop_limit: u8,
-    src: &[u8; 16],
-    dst: &[u8; 16],
-) -> [u8; 40] {
-    let mut h = [0u8; 40];
-    let word = 6u32 << 28 | u32::from(tclass) << 20 | (flow_label & 0xf_ffff);
-    h[0..4].copy_from_slice(&word.to_be_bytes());
-    h[4..6].copy_from_slice(&(len as u16).to_be_bytes());
-    h[6] = next;
-    h[7] = hop_limit;
-    h[8..24].copy_from_slice(src);
-    h[24..40].copy_from_slice(dst);
-    h
-}
-
-fn write_bth(t: &mut Vec<u8>, b: &Bth) {
-    t.push(b.opcode);
-    t.push(u8::from(b.se) << 7 | u8::from(b.m) << 6 | (b.pad & 3) << 4);
-    t.extend_from_slice(&b.pkey.to_be_bytes());
-    t.push(u8::from(b.fecn) << 7 | u8::from(b.becn) << 6);
-    t.extend_from_slice(&(b.dest_qp & 0xff_ffff).to_be_bytes()[1..]);
-    t.push(u8::from(b.ack_req) << 7);
-    t.extend_from_slice(&(b.psn & 0xff_ffff).to_be_bytes()[1..]);
-}
-
-fn write_ext(t: &mut Vec<u8>, h: ExtKind, e: &Ext) {
-    match h {
-        ExtKind::Rdeth => t.extend_from_slice(&(e.rdeth & 0xff_ffff).to_be_bytes()),
-        ExtKind::Deth => {
-            t.extend_from_slice(&e.deth.0.to_be_bytes());
-            t.extend_from_slice(&(e.deth.1 & 0xff_ffff).to_be_bytes());
+        Grh {
+            ip_ver: 6,
+            tclass: *tclass,
+            flow_label: *flow_label,
+            pay_len: (transport_len + 4) as u16,
+            next_hdr: Grh::NEXT_HDR_BTH,
+            hop_limit: *hop_limit,
+            sgid: *sgid,
+            dgid: *dgid,
         }
-        ExtKind::Xrceth => t.extend_from_slice(&(e.xrc_srq & 0xff_ffff).to_be_bytes()),
-        ExtKind::Reth => {
-            t.extend_from_slice(&e.reth.0.to_be_bytes());
-            t.extend_from_slice(&e.reth.1.to_be_bytes());
-            t.extend_from_slice(&e.reth.2.to_be_bytes());
-        }
-        ExtKind::AtomicEth => {
-            t.extend_from_slice(&e.atomic.0.to_be_bytes());
-            t.extend_from_slice(&e.atomic.1.to_be_bytes());
-            t.extend_from_slice(&e.atomic.2.to_be_bytes());
-            t.extend_from_slice(&e.atomic.3.to_be_bytes());
-        }
-        ExtKind::Aeth => {
-            t.push(e.aeth.0);
-            t.extend_from_slice(&(e.aeth.1 & 0xff_ffff).to_be_bytes()[1..]);
-        }
-        ExtKind::AtomicAckEth => t.extend_from_slice(&e.atomic_ack.to_be_bytes()),
-        ExtKind::ImmDt => t.extend_from_slice(&e.imm.to_be_bytes()),
-        ExtKind::Ieth => t.extend_from_slice(&e.ieth.to_be_bytes()),
-        ExtKind::Feth => t.extend_from_slice(&e.feth.to_be_bytes()),
-        ExtKind::CnpReserved => t.extend_from_slice(&[0; 16]),
+        .to_bytes()
     }
 }
 

@@ -525,6 +525,7 @@ pub fn run(
 mod tests {
     use super::*;
     use crate::decode::Address;
+    use crate::decode::Opcode;
     use crate::source::FileSource;
     use crate::synth::frame::{Bth, Packet};
     use std::sync::mpsc;
@@ -539,7 +540,7 @@ mod tests {
                     [10, 0, 0, 1],
                     [10, 0, 0, 2],
                     Bth {
-                        opcode: 0x04,
+                        opcode: Opcode(0x04),
                         dest_qp: qp,
                         psn: i,
                         ..Bth::default()

@@ -33,6 +33,7 @@ pub fn lines(report: &Report) -> Vec<PaneLine> {
 mod tests {
     use super::*;
     use crate::analyze::{AnalyzeConfig, Analyzer};
+    use crate::decode::Opcode;
     use crate::decode::{DecodeConfig, LinkType, decode_frame};
     use crate::synth::frame::{Bth, Packet};
 
@@ -46,7 +47,7 @@ mod tests {
                 [10, 0, 0, 1],
                 [10, 0, 0, 2],
                 Bth {
-                    opcode: 0x0a,
+                    opcode: Opcode(0x0a),
                     dest_qp: 0x11,
                     psn,
                     ..Bth::default()

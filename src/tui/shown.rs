@@ -233,6 +233,7 @@ fn add(c: &mut Counts, frame: &Frame<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decode::Opcode;
     use crate::decode::{Address, DecodeConfig, LinkType, decode_frame};
     use crate::synth::frame::{Bth, Packet};
 
@@ -242,7 +243,7 @@ mod tests {
             [10, 0, 0, 1],
             [10, 0, 0, 2],
             Bth {
-                opcode: 0x04,
+                opcode: Opcode(0x04),
                 dest_qp: qp,
                 psn,
                 ..Bth::default()

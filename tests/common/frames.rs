@@ -4,6 +4,7 @@
 //! uses only `roce_inspect::decode::icrc` and the opcode layout table.
 #![allow(dead_code)]
 
+use roce_inspect::decode::Opcode;
 use roce_inspect::synth::frame::{Bth, Eth, Net, Packet, VlanTag};
 
 /// Field values for the extended headers; only those the opcode implies are written.
@@ -89,7 +90,7 @@ impl V2 {
             udp_src: self.sport,
             udp_dst: self.dport,
             bth: Bth {
-                opcode: self.opcode,
+                opcode: Opcode(self.opcode),
                 se: self.se,
                 m: self.m,
                 pad: self.pad,
@@ -99,6 +100,10 @@ impl V2 {
                 dest_qp: self.dest_qp,
                 ack_req: self.ack_req,
                 psn: self.psn,
+                // TVer and the reserved bits as IBTA transmits them.
+                tver: 0,
+                resv6: 0,
+                resv7: 0,
             },
             ext: self.ext,
             payload_len: self.payload,

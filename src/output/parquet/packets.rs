@@ -424,6 +424,7 @@ mod tests {
     /// malformed one.
     fn rows_of_every_part() -> Vec<PacketRow> {
         use crate::decode::Lrh;
+        use crate::decode::Opcode;
         use crate::synth::frame::{Bth, Net, Packet, VlanTag};
         let mut frames = Vec::new();
         // WRITE ONLY (RETH), CmpSwap (AtomicETH), ATOMIC ACK (AETH + AtomicAckETH), SEND ONLY
@@ -431,7 +432,7 @@ mod tests {
         // (RDETH + DETH), XRC SEND ONLY (XRCETH), FLUSH (FETH + RETH).
         for opcode in [0x0a, 0x13, 0x12, 0x05, 0x17, 0x64, 0x44, 0xa4, 0x1c] {
             let bth = Bth {
-                opcode,
+                opcode: Opcode(opcode),
                 dest_qp: 0x11,
                 ..Bth::default()
             };
@@ -440,7 +441,7 @@ mod tests {
         // ACK, RNR NAK, NAK (remote access error).
         for syndrome in [0x1f, 0x2e, 0x62] {
             let bth = Bth {
-                opcode: 0x11,
+                opcode: Opcode(0x11),
                 ..Bth::default()
             };
             let mut p = Packet::v4([10, 0, 0, 2], [10, 0, 0, 1], bth);

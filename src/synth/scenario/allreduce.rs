@@ -205,7 +205,7 @@ fn truth_packet(p: &Packet, seen_in: usize, missing_in: usize) -> TruthPacket {
         dst,
         dest_qp: p.bth.dest_qp,
         psn: p.bth.psn,
-        opcode: p.bth.opcode,
+        opcode: p.bth.opcode.0,
         seen_in,
         missing_in,
         frame: 0,

@@ -21,6 +21,7 @@ use rand::rngs::Xoshiro256PlusPlus;
 
 use super::capfile::{self, LINKTYPE_ETHERNET, Record};
 use super::frame::{Bth, Eth, Ext, Net, Packet};
+use crate::decode::Opcode;
 
 /// Capture start time of every sample: 2026-12-01 02:00:00 UTC, in ns since the Unix epoch.
 pub const BASE_NS: u64 = 1_796_090_400_000_000_000;
@@ -121,7 +122,7 @@ impl Path {
             udp_src: self.udp_src,
             udp_dst: 4791,
             bth: Bth {
-                opcode,
+                opcode: Opcode(opcode),
                 dest_qp: self.dest_qp,
                 psn: psn & 0xff_ffff,
                 ..Bth::default()

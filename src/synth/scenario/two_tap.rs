@@ -27,6 +27,7 @@ use rand::RngExt;
 use super::super::capfile::{Record, Resolution};
 use super::super::frame::{Bth, Eth, Net, Packet, VlanTag};
 use super::{BASE_NS, op, psn_add, segments, syndrome, wire_ns, write_opcode};
+use crate::decode::Opcode;
 
 /// Path MTU in bytes.
 pub const PMTU: u32 = 1024;
@@ -206,7 +207,7 @@ impl Model {
                 from,
                 dest_qp: p.bth.dest_qp,
                 psn: p.bth.psn,
-                opcode: p.bth.opcode,
+                opcode: p.bth.opcode.0,
                 frame: 0,
             });
             let k = self.truth.lost.len() - 1;
@@ -277,7 +278,7 @@ fn message(m: &mut Model, c: &mut Conn, t0: u64, sizes: &[u32]) -> u64 {
         let mut last_sent = t;
         for i in from..n {
             let mut bth = Bth {
-                opcode: write_opcode(i, n, false),
+                opcode: Opcode(write_opcode(i, n, false)),
                 dest_qp: c.qpn(false),
                 psn: psn_add(first, i as u32),
                 ack_req: i + 1 == n,
@@ -308,7 +309,7 @@ fn message(m: &mut Model, c: &mut Conn, t0: u64, sizes: &[u32]) -> u64 {
                 1 - c.req,
                 c.k,
                 Bth {
-                    opcode: op::ACK,
+                    opcode: Opcode(op::ACK),
                     dest_qp: c.qpn(true),
                     psn,
                     ..Bth::default()
@@ -348,7 +349,7 @@ fn ud(m: &mut Model, from: usize, i: usize, t: u64) {
         from,
         conn,
         Bth {
-            opcode: op::UD_SEND_ONLY,
+            opcode: Opcode(op::UD_SEND_ONLY),
             dest_qp: 0x900 + from as u32,
             psn: i as u32,
             ..Bth::default()
