@@ -3,9 +3,10 @@
 //! One [`Packet`] is Ethernet (any number of 802.1Q / 802.1ad tags) ‖ network header ‖ transport.
 //! The network header is IPv4 + UDP (RoCEv2), IPv6 + UDP (RoCEv2) or a GRH (RoCEv1, EtherType
 //! 0x8915). The transport is the BTH, the extended headers that the opcode implies (IBTA Vol. 1
-//! §9.2–9.5, in wire order, as listed by [`crate::decode::Opcode::layout`]), the payload, the pad bytes and the
-//! ICRC (IBTA Vol. 1 §7.8.1; RoCEv2 masking per IBTA Annex A17 §A17.4.5.1), computed with
-//! [`crate::decode::icrc`].
+//! §9.2–9.5, in wire order, as listed by [`crate::decode::Opcode::layout`]), the payload, the
+//! pad bytes and the ICRC (IBTA Vol. 1 §7.8.1; RoCEv2 masking per IBTA Annex A17 §A17.4.5.1),
+//! computed with [`crate::decode::icrc`]. Every IBA header (BTH, extended headers, GRH) is
+//! written by its struct in `decode::headers`, the same definition the decoder reads with.
 //!
 //! Lengths written into the headers (IP total length, UDP length, GRH PayLen) are the wire
 //! lengths of the whole packet, so a capture cut by a snap length still carries them.
@@ -192,11 +193,8 @@ impl Ext {
             .emit(buf),
             ExtKind::ImmDt => ImmDt { data: self.imm }.emit(buf),
             ExtKind::Ieth => Ieth { rkey: self.ieth }.emit(buf),
-            ExtKind::Feth => Feth {
-                sel: ((self.feth >> 4) & 0x3) as u8,
-                plt: (self.feth & 0xf) as u8,
-            }
-            .emit(buf),
+            // The word read as FETH bytes: its reserved bits drop out.
+            ExtKind::Feth => Feth::parse_unchecked(&self.feth.to_be_bytes()).emit(buf),
             ExtKind::CnpReserved => buf[..kind.size()].fill(0),
         }
     }
