@@ -376,7 +376,7 @@ fn check_verbose(
             Verbose::Shown { only: None, .. } => {}
         }
         for v in f.values(pkt) {
-            let text = f.shown(&v).to_string();
+            let text = f.shown(v.clone()).to_string();
             if !tree.contains(&text) {
                 VERBOSE_MISSES
                     .lock()

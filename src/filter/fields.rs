@@ -246,20 +246,28 @@ impl Field {
     }
 
     /// The text `-V` prints for the value `v` of this field (`Packet Sequence Number: 5`), as
-    /// [`Verbose::Shown`] says; nothing for a field `-V` does not show, or a value of another
-    /// type than the format's.
-    pub fn shown<'v>(&'static self, v: &'v Value) -> Shown<'v> {
+    /// [`Verbose::Shown`] says; nothing for a field `-V` does not show, and only the label and
+    /// unit for a value of another type than the format's.
+    pub fn shown(&'static self, v: Value) -> Shown {
         Shown { field: self, v }
+    }
+
+    /// The label `-V` prints before the field's value (empty for a field it does not show).
+    pub const fn label(&self) -> &'static str {
+        match self.verbose {
+            Verbose::Shown { label, .. } => label,
+            Verbose::Hidden(_) => "",
+        }
     }
 }
 
 /// A field's value as `-V` prints it, with its label ([`Field::shown`]).
-pub struct Shown<'v> {
+pub struct Shown {
     field: &'static Field,
-    v: &'v Value,
+    v: Value,
 }
 
-impl std::fmt::Display for Shown<'_> {
+impl std::fmt::Display for Shown {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let Verbose::Shown {
             label, fmt, unit, ..
@@ -268,7 +276,7 @@ impl std::fmt::Display for Shown<'_> {
             return Ok(());
         };
         f.write_str(label)?;
-        match (fmt, self.v) {
+        match (fmt, &self.v) {
             (VFmt::Dec, Value::Uint(u)) => write!(f, "{u}")?,
             (VFmt::Hex(d), Value::Uint(u)) => write!(f, "0x{u:0d$x}")?,
             (VFmt::Bit, Value::Bool(b)) => write!(f, "{}", u8::from(*b))?,
