@@ -4,6 +4,11 @@
 //! `--list-fields` and `-T fields -e` all read this table, and a test checks that the keys
 //! `--json` prints and the table's names are the same set, so they cannot drift apart.
 //!
+//! Each entry also names the field's column in the Parquet `packets` table and the label `-V`
+//! prints it with (or says why there is none): `-V` (src/output/verbose.rs) takes its labels
+//! from here, and tests/field_table.rs checks the `packets` schema against the table both
+//! ways, so one entry names a field for every output.
+//!
 //! Values are those `--json` prints (same units); a JSON `null` is an absent field here.
 //! `encap.*` fields have one occurrence per tunnel layer, outermost first (as the JSON array);
 //! every other field has at most one.

@@ -4,6 +4,9 @@
 //! `encap` array of tunnel layers is its JSON text, and a header the packet lacks is null in
 //! every column of that header.
 //!
+//! The column names are those the field registry (src/filter/fields.rs) gives its fields, and
+//! tests/field_table.rs checks that the two agree both ways, with compatible types.
+//!
 //! Column types follow the fields' bit widths in IBTA Vol 1 §9.2–9.5 (the BTH PSN and DestQP
 //! are 24 bits → UInt32, the P_Key 16 bits → UInt16, …); addresses are strings as in JSON.
 
