@@ -5,7 +5,8 @@
 //!   each registry field's values equal the values at its key path in the frame's JSON line
 //!   (absent = missing or `null`), every key path printed has a registry entry, and every
 //!   registry entry (but `analysis.*`, which `--json` prints only with marks) is present on
-//!   some frame.
+//!   some frame; on the same frames, each field present has its text in the frame's `-V` tree
+//!   (its registry label and its value as `-V` writes it), unless its entry says why not.
 //! * Differential against `tshark -Y`: for a table of filter pairs (ours; Wireshark's
 //!   `infiniband.*` / `ip.*`), the frame numbers shown are equal on the samples and the shared
 //!   captures (skipped without them). tshark is the oracle.
