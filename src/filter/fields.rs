@@ -311,6 +311,59 @@ pub const fn index(name: &str) -> usize {
     panic!("no such field in the registry")
 }
 
+/// Check, at compile time, that `columns` (the Parquet `packets` table's, without `capture`
+/// and `host`) and the registry's columns ([`Field::column`]) are the same set: a column no
+/// field names, or a field's column missing from `columns`, stops the build with its name.
+pub const fn check_columns(columns: &[&str]) {
+    let mut c = 0;
+    while c < columns.len() {
+        let mut i = 0;
+        while i < TABLE.len() && !is_column_of(&TABLE[i], columns[c]) {
+            i += 1;
+        }
+        if i == TABLE.len() {
+            panic!("{}", columns[c]);
+        }
+        c += 1;
+    }
+    let mut i = 0;
+    while i < TABLE.len() {
+        if !matches!(TABLE[i].column, ParquetColumn::Absent(_)) {
+            let mut c = 0;
+            while c < columns.len() && !is_column_of(&TABLE[i], columns[c]) {
+                c += 1;
+            }
+            if c == columns.len() {
+                panic!("{}", TABLE[i].name);
+            }
+        }
+        i += 1;
+    }
+}
+
+/// Whether `column` is the Parquet column of `f` ([`Field::column_name`], at compile time).
+const fn is_column_of(f: &Field, column: &str) -> bool {
+    match f.column {
+        ParquetColumn::Same => {
+            let (a, b) = (f.name.as_bytes(), column.as_bytes());
+            if a.len() != b.len() {
+                return false;
+            }
+            let mut i = 0;
+            while i < a.len() {
+                let x = if a[i] == b'.' { b'_' } else { a[i] };
+                if x != b[i] {
+                    return false;
+                }
+                i += 1;
+            }
+            true
+        }
+        ParquetColumn::Named(n) => same_str(n, column),
+        ParquetColumn::Absent(_) => false,
+    }
+}
+
 const fn same_str(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
