@@ -5,7 +5,8 @@
 //!   each registry field's values equal the values at its key path in the frame's JSON line
 //!   (absent = missing or `null`), every key path printed has a registry entry, and every
 //!   registry entry (but `analysis.*`, which `--json` prints only with marks) is present on
-//!   some frame.
+//!   some frame; on the same frames, each field present has its text in the frame's `-V` tree
+//!   (its registry label and its value as `-V` writes it), unless its entry says why not.
 //! * Differential against `tshark -Y`: for a table of filter pairs (ours; Wireshark's
 //!   `infiniband.*` / `ip.*`), the frame numbers shown are equal on the samples and the shared
 //!   captures (skipped without them). tshark is the oracle.
@@ -19,10 +20,12 @@ use std::process::Command;
 use serde_json::Value as J;
 
 use roce_inspect::decode::{DecodeConfig, LinkType, decode_frame};
-use roce_inspect::filter::fields::{FIELDS, Pkt, Value};
+use roce_inspect::filter::fields::{FIELDS, Pkt, Value, Verbose};
 use roce_inspect::output::FrameCtx;
 use roce_inspect::output::json::write_frame;
 use roce_inspect::output::line::Line;
+use roce_inspect::output::style::Palette;
+use roce_inspect::output::verbose::write_tree;
 
 mod common;
 const BIN: &str = env!("CARGO_BIN_EXE_roce-inspect");
@@ -342,6 +345,54 @@ fn check_frame(
             seen.insert(f.name);
         }
     }
+    check_verbose(what, n, &ctx, &frame, &pkt);
+}
+
+/// The fields whose text a frame's `-V` tree lacks, with the first such frame.
+static VERBOSE_MISSES: std::sync::Mutex<BTreeMap<&str, String>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
+/// Every field present in the frame has its text in the frame's `-V` tree (its label from the
+/// registry, its value as `-V` writes it), unless its registry entry says why not.
+fn check_verbose(
+    what: &str,
+    n: u64,
+    ctx: &FrameCtx,
+    frame: &roce_inspect::decode::Frame<'_>,
+    pkt: &Pkt<'_, '_>,
+) {
+    let mut tree = Vec::new();
+    write_tree(&mut tree, &Palette::new(false), ctx, frame).unwrap();
+    let tree = String::from_utf8(tree).unwrap();
+    for f in FIELDS {
+        match f.verbose {
+            Verbose::Hidden(why) => {
+                assert!(
+                    !why.is_empty(),
+                    "{}: hidden from -V without a reason",
+                    f.name
+                );
+                continue;
+            }
+            Verbose::Shown { only: Some(_), .. } => continue,
+            Verbose::Shown { only: None, .. } => {}
+        }
+        for v in f.values(pkt) {
+            let text = f.shown(v.clone()).to_string();
+            if !tree.contains(&text) {
+                VERBOSE_MISSES
+                    .lock()
+                    .unwrap()
+                    .entry(f.name)
+                    .or_insert_with(|| {
+                        format!(
+                            "{what} frame {n}: {} = {v:?}: -V has no `{text}`:\n{tree}",
+                            f.name
+                        )
+                    });
+            }
+        }
+    }
 }
 
 #[test]
@@ -390,6 +441,13 @@ fn registry_is_the_json_schema() {
     assert!(
         missing.is_empty(),
         "registry fields no input has: {missing:?}"
+    );
+    let misses = VERBOSE_MISSES.lock().unwrap();
+    assert!(
+        misses.is_empty(),
+        "registry fields -V does not show as the registry says: {:?}\n{}",
+        misses.keys().collect::<Vec<_>>(),
+        misses.values().cloned().collect::<Vec<_>>().join("\n")
     );
 }
 

@@ -4,6 +4,11 @@
 //! `--list-fields` and `-T fields -e` all read this table, and a test checks that the keys
 //! `--json` prints and the table's names are the same set, so they cannot drift apart.
 //!
+//! Each entry also names the field's column in the Parquet `packets` table and the label `-V`
+//! prints it with (or says why there is none): `-V` (src/output/verbose.rs) takes its labels
+//! from here, and tests/field_table.rs checks the `packets` schema against the table both
+//! ways, so one entry names a field for every output.
+//!
 //! Values are those `--json` prints (same units); a JSON `null` is an absent field here.
 //! `encap.*` fields have one occurrence per tunnel layer, outermost first (as the JSON array);
 //! every other field has at most one.
@@ -125,6 +130,253 @@ pub struct Field {
     pub desc: &'static str,
     /// Its accessor.
     pub get: Getter,
+    /// Its column in the Parquet `packets` table.
+    pub column: ParquetColumn,
+    /// How `-V` shows it.
+    pub verbose: Verbose,
+}
+
+/// Where a field is in the Parquet `packets` table (src/output/parquet/packets.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParquetColumn {
+    /// The column named as the field with `.` turned into `_` (`bth.psn` → `bth_psn`).
+    Same,
+    /// A column of another name (`ts_ns` → `ts`, a timestamp).
+    Named(&'static str),
+    /// No column: why not.
+    Absent(&'static str),
+}
+
+/// How a value follows its label in a `-V` line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VFmt {
+    /// A number in decimal (`Packet Sequence Number: 5`).
+    Dec,
+    /// A number in hex with `0x` and this many digits at least (`Partition Key: 0xffff`).
+    Hex(usize),
+    /// A flag as `0` or `1` (`Solicited Event: 0`).
+    Bit,
+    /// Text, an address or a name, as it is (`SGID fe80::1`).
+    Text,
+    /// A time in ns as seconds with 9 decimals (`time 1.000000123`).
+    Seconds,
+    /// A number with two decimals (`= 0.01 ms`).
+    Cents,
+    /// Nothing: the label alone says the field is there (a header's heading, `[TRUNCATED]`).
+    Nothing,
+}
+
+/// How `-V` (src/output/verbose.rs) shows a field: the label it prints before the value, taken
+/// from here when it writes the line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verbose {
+    /// The text `{label}{value}{unit}`, the value as `fmt` writes it; `only` says when `-V`
+    /// leaves it out although the field is present (`None`: never).
+    Shown {
+        /// The text before the value, with its separator (`"Packet Sequence Number: "`).
+        label: &'static str,
+        /// How the value is written.
+        fmt: VFmt,
+        /// The text after the value (`" bytes on wire"`), often empty.
+        unit: &'static str,
+        /// When `-V` does not show the present field, and why.
+        only: Option<&'static str>,
+    },
+    /// `-V` does not show it: why not.
+    Hidden(&'static str),
+}
+
+impl Field {
+    /// The same field with its Parquet column `c`.
+    const fn col(self, c: ParquetColumn) -> Field {
+        Field { column: c, ..self }
+    }
+
+    /// The same field without a Parquet column, for the reason `why`.
+    const fn no_col(self, why: &'static str) -> Field {
+        self.col(ParquetColumn::Absent(why))
+    }
+
+    /// The same field shown by `-V` as `{label}{value}`.
+    const fn v(self, label: &'static str, fmt: VFmt) -> Field {
+        self.vu(label, fmt, "")
+    }
+
+    /// The same field shown by `-V` as `{label}{value}{unit}`.
+    const fn vu(self, label: &'static str, fmt: VFmt, unit: &'static str) -> Field {
+        Field {
+            verbose: Verbose::Shown {
+                label,
+                fmt,
+                unit,
+                only: None,
+            },
+            ..self
+        }
+    }
+
+    /// The same field, which `-V` shows only sometimes: `why` says when not.
+    const fn only(self, why: &'static str) -> Field {
+        match self.verbose {
+            Verbose::Shown {
+                label, fmt, unit, ..
+            } => Field {
+                verbose: Verbose::Shown {
+                    label,
+                    fmt,
+                    unit,
+                    only: Some(why),
+                },
+                ..self
+            },
+            Verbose::Hidden(_) => self,
+        }
+    }
+
+    /// The same field, not shown by `-V` for the reason `why`.
+    const fn no_v(self, why: &'static str) -> Field {
+        Field {
+            verbose: Verbose::Hidden(why),
+            ..self
+        }
+    }
+
+    /// The name of its Parquet `packets` column, `None` without one.
+    pub fn column_name(&self) -> Option<String> {
+        match self.column {
+            ParquetColumn::Same => Some(self.name.replace('.', "_")),
+            ParquetColumn::Named(n) => Some(n.to_string()),
+            ParquetColumn::Absent(_) => None,
+        }
+    }
+
+    /// The text `-V` prints for the value `v` of this field (`Packet Sequence Number: 5`), as
+    /// [`Verbose::Shown`] says; nothing for a field `-V` does not show, and only the label and
+    /// unit for a value of another type than the format's.
+    pub fn shown(&'static self, v: Value) -> Shown {
+        Shown { field: self, v }
+    }
+
+    /// The label `-V` prints before the field's value (empty for a field it does not show).
+    pub const fn label(&self) -> &'static str {
+        match self.verbose {
+            Verbose::Shown { label, .. } => label,
+            Verbose::Hidden(_) => "",
+        }
+    }
+}
+
+/// A field's value as `-V` prints it, with its label ([`Field::shown`]).
+pub struct Shown {
+    field: &'static Field,
+    v: Value,
+}
+
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Verbose::Shown {
+            label, fmt, unit, ..
+        } = self.field.verbose
+        else {
+            return Ok(());
+        };
+        f.write_str(label)?;
+        match (fmt, &self.v) {
+            (VFmt::Dec, Value::Uint(u)) => write!(f, "{u}")?,
+            (VFmt::Hex(d), Value::Uint(u)) => write!(f, "0x{u:0d$x}")?,
+            (VFmt::Bit, Value::Bool(b)) => write!(f, "{}", u8::from(*b))?,
+            (VFmt::Text, Value::Str(s)) => f.write_str(s)?,
+            (VFmt::Text, Value::Text(s)) => f.write_str(s)?,
+            (VFmt::Text, Value::Addr(a)) => write!(f, "{a}")?,
+            (VFmt::Seconds, Value::Uint(u)) => {
+                write!(f, "{}.{:09}", u / 1_000_000_000, u % 1_000_000_000)?
+            }
+            (VFmt::Cents, Value::Float(x)) => write!(f, "{x:.2}")?,
+            _ => {}
+        }
+        f.write_str(unit)
+    }
+}
+
+/// The index in [`FIELDS`] of the field named `name`, found at compile time (a `const`); a
+/// name that is not there stops the build.
+pub const fn index(name: &str) -> usize {
+    let mut i = 0;
+    while i < TABLE.len() {
+        if same_str(TABLE[i].name, name) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("no such field in the registry")
+}
+
+/// Check, at compile time, that `columns` (the Parquet `packets` table's, without `capture`
+/// and `host`) and the registry's columns ([`Field::column`]) are the same set: a column no
+/// field names, or a field's column missing from `columns`, stops the build with its name.
+pub const fn check_columns(columns: &[&str]) {
+    let mut c = 0;
+    while c < columns.len() {
+        let mut i = 0;
+        while i < TABLE.len() && !is_column_of(&TABLE[i], columns[c]) {
+            i += 1;
+        }
+        if i == TABLE.len() {
+            panic!("{}", columns[c]);
+        }
+        c += 1;
+    }
+    let mut i = 0;
+    while i < TABLE.len() {
+        if !matches!(TABLE[i].column, ParquetColumn::Absent(_)) {
+            let mut c = 0;
+            while c < columns.len() && !is_column_of(&TABLE[i], columns[c]) {
+                c += 1;
+            }
+            if c == columns.len() {
+                panic!("{}", TABLE[i].name);
+            }
+        }
+        i += 1;
+    }
+}
+
+/// Whether `column` is the Parquet column of `f` ([`Field::column_name`], at compile time).
+const fn is_column_of(f: &Field, column: &str) -> bool {
+    match f.column {
+        ParquetColumn::Same => {
+            let (a, b) = (f.name.as_bytes(), column.as_bytes());
+            if a.len() != b.len() {
+                return false;
+            }
+            let mut i = 0;
+            while i < a.len() {
+                let x = if a[i] == b'.' { b'_' } else { a[i] };
+                if x != b[i] {
+                    return false;
+                }
+                i += 1;
+            }
+            true
+        }
+        ParquetColumn::Named(n) => same_str(n, column),
+        ParquetColumn::Absent(_) => false,
+    }
+}
+
+const fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 impl Field {
@@ -176,6 +428,8 @@ const fn one(
         ty,
         desc,
         get: Getter::One(f),
+        column: ParquetColumn::Same,
+        verbose: Verbose::Hidden(""),
     }
 }
 
@@ -190,6 +444,8 @@ const fn many(
         ty,
         desc,
         get: Getter::Many(f),
+        column: ParquetColumn::Same,
+        verbose: Verbose::Hidden(""),
     }
 }
 
@@ -215,55 +471,58 @@ fn aeth_kind(p: &Pkt<'_, '_>) -> Option<AethKind> {
 }
 
 /// Every field, in the order `--json` prints them.
-pub static FIELDS: &[Field] = &[
+pub static FIELDS: &[Field] = TABLE;
+
+/// [`FIELDS`] as a constant, for [`index`] to search at compile time.
+const TABLE: &[Field] = &[
     one("frame", U, "frame number, from 1", |p| {
         Some(VU(p.ctx.number))
-    }),
+    }).v("Frame ", VFmt::Dec),
     one("ts_ns", U, "capture time, ns since the Unix epoch", |p| {
         Some(VU(p.ctx.ts_ns))
-    }),
+    }).col(ParquetColumn::Named("ts")).v("time ", VFmt::Seconds),
     one("len", U, "frame length on the wire, bytes", |p| {
         Some(VU(p.ctx.len.into()))
-    }),
+    }).vu("", VFmt::Dec, " bytes on wire"),
     one("caplen", U, "bytes captured", |p| {
         Some(VU(p.ctx.caplen.into()))
-    }),
+    }).vu("", VFmt::Dec, " bytes captured"),
     one("vlan", U, "outermost VLAN ID (12 bits)", |p| {
         p.frame.link.vlan_id.map(|v| VU(v.into()))
-    }),
+    }).v("ID ", VFmt::Dec),
     one("vlan_pcp", U, "outermost VLAN priority (3 bits)", |p| {
         p.frame.link.vlan_pcp.map(|v| VU(v.into()))
-    }),
+    }).v("PCP ", VFmt::Dec),
     one(
         "inner_vlan",
         U,
         "innermost VLAN ID (12 bits), with two or more tags",
         |p| p.frame.link.inner_vlan_id.map(|v| VU(v.into())),
-    ),
+    ).v("ID ", VFmt::Dec),
     one(
         "inner_vlan_pcp",
         U,
         "innermost VLAN priority (3 bits)",
         |p| p.frame.link.inner_vlan_pcp.map(|v| VU(v.into())),
-    ),
+    ).v("PCP ", VFmt::Dec),
     many(
         "encap",
         P,
         "mirror tunnels, one per layer, outermost first",
         |p, i| p.layer(i).map(|_| VP),
-    ),
+    ).v("Outer IP: ", VFmt::Nothing),
     many(
         "encap.type",
         S,
         "tunnel: gre, erspan1, erspan2, erspan3, vxlan",
         |p, i| p.layer(i).map(|l| VS(l.kind.name())),
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").no_v("-V names the layer by its heading: GRE, ERSPAN Type I/II/III, VXLAN"),
     many("encap.src", A, "outer IP source address", |p, i| {
         p.layer(i).map(|l| VA(l.src))
-    }),
+    }).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("Outer IP: ", VFmt::Text),
     many("encap.dst", A, "outer IP destination address", |p, i| {
         p.layer(i).map(|l| VA(l.dst))
-    }),
+    }).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v(" → ", VFmt::Text),
     many(
         "encap.carrier_vlan",
         U,
@@ -273,7 +532,7 @@ pub static FIELDS: &[Field] = &[
             id.filter(|_| i == 0 && p.layer(0).is_some())
                 .map(|v| VU(v.into()))
         },
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("ID ", VFmt::Dec),
     many(
         "encap.gre_proto",
         U,
@@ -283,7 +542,7 @@ pub static FIELDS: &[Field] = &[
                 .and_then(|l| gre(&l.kind))
                 .map(|g| VU(g.protocol.into()))
         },
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("GRE: protocol ", VFmt::Hex(4)),
     many(
         "encap.gre_checksum",
         U,
@@ -292,7 +551,7 @@ pub static FIELDS: &[Field] = &[
             let g = p.layer(i).and_then(|l| gre(&l.kind));
             g.and_then(|g| g.checksum).map(|v| VU(v.into()))
         },
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("checksum ", VFmt::Hex(4)),
     many(
         "encap.gre_key",
         U,
@@ -301,7 +560,7 @@ pub static FIELDS: &[Field] = &[
             let g = p.layer(i).and_then(|l| gre(&l.kind));
             g.and_then(|g| g.key).map(|v| VU(v.into()))
         },
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("key ", VFmt::Dec),
     many(
         "encap.gre_seq",
         U,
@@ -310,21 +569,21 @@ pub static FIELDS: &[Field] = &[
             let g = p.layer(i).and_then(|l| gre(&l.kind));
             g.and_then(|g| g.seq).map(|v| VU(v.into()))
         },
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("sequence ", VFmt::Dec),
     many("encap.session", U, "ERSPAN session ID (10 bits)", |p, i| {
         p.layer(i).and_then(|l| match &l.kind {
             EncapKind::Erspan2(_, e) => Some(VU(e.session.into())),
             EncapKind::Erspan3(_, e) => Some(VU(e.session.into())),
             _ => None,
         })
-    }),
+    }).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("session ", VFmt::Dec),
     many("encap.vlan", U, "ERSPAN original VLAN (12 bits)", |p, i| {
         p.layer(i).and_then(|l| match &l.kind {
             EncapKind::Erspan2(_, e) => Some(VU(e.vlan.into())),
             EncapKind::Erspan3(_, e) => Some(VU(e.vlan.into())),
             _ => None,
         })
-    }),
+    }).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("VLAN ", VFmt::Dec),
     many(
         "encap.cos",
         U,
@@ -336,7 +595,7 @@ pub static FIELDS: &[Field] = &[
                 _ => None,
             })
         },
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("COS ", VFmt::Dec),
     many(
         "encap.en",
         U,
@@ -347,7 +606,7 @@ pub static FIELDS: &[Field] = &[
                 _ => None,
             })
         },
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("En ", VFmt::Dec),
     many(
         "encap.truncated",
         B,
@@ -359,281 +618,281 @@ pub static FIELDS: &[Field] = &[
                 _ => None,
             })
         },
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("T ", VFmt::Bit),
     many("encap.index", U, "ERSPAN II index (20 bits)", |p, i| {
         p.layer(i).and_then(|l| match &l.kind {
             EncapKind::Erspan2(_, e) => Some(VU(e.index.into())),
             _ => None,
         })
-    }),
+    }).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("index ", VFmt::Dec),
     many("encap.bso", U, "ERSPAN III BSO (2 bits)", |p, i| {
         erspan3(p, i, |e| VU(e.bso.into()))
-    }),
+    }).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("BSO ", VFmt::Dec),
     many(
         "encap.timestamp",
         U,
         "ERSPAN III timestamp (32 bits, units of granularity)",
         |p, i| erspan3(p, i, |e| VU(e.timestamp.into())),
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("timestamp ", VFmt::Dec),
     many(
         "encap.granularity",
         U,
         "ERSPAN III timestamp granularity (2 bits)",
         |p, i| erspan3(p, i, |e| VU(e.granularity.into())),
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("granularity ", VFmt::Dec),
     many(
         "encap.sgt",
         U,
         "ERSPAN III security group tag (16 bits)",
         |p, i| erspan3(p, i, |e| VU(e.sgt.into())),
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("SGT ", VFmt::Dec),
     many("encap.pdu", B, "ERSPAN III P bit: Ethernet PDU", |p, i| {
         erspan3(p, i, |e| VB(e.pdu))
-    }),
+    }).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").no_v("-V does not show the ERSPAN III P bit"),
     many(
         "encap.frame_type",
         U,
         "ERSPAN III frame type (5 bits)",
         |p, i| erspan3(p, i, |e| VU(e.frame_type.into())),
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("frame type ", VFmt::Dec),
     many(
         "encap.hw_id",
         U,
         "ERSPAN III hardware ID (6 bits)",
         |p, i| erspan3(p, i, |e| VU(e.hw_id.into())),
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("HW ", VFmt::Dec),
     many(
         "encap.direction",
         S,
         "ERSPAN III direction: ingress, egress",
         |p, i| erspan3(p, i, |e| VS(if e.egress { "egress" } else { "ingress" })),
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v(" ", VFmt::Text),
     many(
         "encap.platform_id",
         U,
         "ERSPAN III platform ID (6 bits)",
         |p, i| erspan3_opt(p, i, |e| e.platform_id().map(|v| VU(v.into()))),
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("platform ID ", VFmt::Dec),
     many(
         "encap.timestamp_upper",
         U,
         "ERSPAN III upper 32 timestamp bits",
         |p, i| erspan3_opt(p, i, |e| e.timestamp_upper().map(|v| VU(v.into()))),
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("upper timestamp ", VFmt::Dec),
     many(
         "encap.src_port",
         U,
         "VXLAN outer UDP source port",
         |p, i| vxlan(p, i, |s, _, _, _| s.into()),
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("VXLAN: UDP ", VFmt::Dec),
     many(
         "encap.dst_port",
         U,
         "VXLAN outer UDP destination port",
         |p, i| vxlan(p, i, |_, d, _, _| d.into()),
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v(" → ", VFmt::Dec),
     many("encap.flags", U, "VXLAN flags (8 bits)", |p, i| {
         vxlan(p, i, |_, _, f, _| f.into())
-    }),
+    }).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("flags ", VFmt::Hex(2)),
     many(
         "encap.vni",
         U,
         "VXLAN network identifier (24 bits)",
         |p, i| vxlan(p, i, |_, _, _, v| v.into()),
-    ),
+    ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("VNI ", VFmt::Dec),
     one(
         "roce",
         S,
         "v1, v2 or ib; absent for a frame that is not RoCE",
         |p| p.roce().map(|r| VS(r.version.name())),
-    ),
+    ).no_v("the tree's headers tell the version: GRH without IP for v1, IP and UDP for v2, LRH for ib"),
     one("src", A, "source IP address, GID or LID", |p| {
         p.frame.net().map(|n| VA(n.src))
-    }),
+    }).v("Internet Protocol: ", VFmt::Text).only("v1 and ib: -V shows the GIDs in the GRH and the LIDs in the LRH"),
     one("dst", A, "destination IP address, GID or LID", |p| {
         p.frame.net().map(|n| VA(n.dst))
-    }),
+    }).v(" → ", VFmt::Text).only("v1 and ib: -V shows the GIDs in the GRH and the LIDs in the LRH"),
     one(
         "ecn",
         S,
         "IP ECN codepoint (RFC 3168): not-ect, ect0, ect1, ce",
         |p| p.roce().and_then(|r| r.ecn).map(|e| VS(e.name())),
-    ),
+    ).v("ECN ", VFmt::Text),
     one("dscp", U, "IP DSCP (6 bits)", |p| {
         p.roce().and_then(|r| r.dscp).map(|v| VU(v.into()))
-    }),
+    }).v("DSCP ", VFmt::Dec),
     one("hop_limit", U, "IP TTL / hop limit", |p| {
         p.roce().and_then(|r| r.hop_limit).map(|v| VU(v.into()))
-    }),
+    }).v("TTL/Hop limit ", VFmt::Dec).only("v1: -V shows it as the GRH's HopLmt"),
     one("udp_src_port", U, "RoCEv2 UDP source port", |p| {
         let r = p.roce()?;
         r.udp_dst_port?;
         r.udp_src_port.map(|v| VU(v.into()))
-    }),
+    }).v("User Datagram Protocol: ", VFmt::Dec),
     one("udp_dst_port", U, "RoCEv2 UDP destination port", |p| {
         let r = p.roce()?;
         r.udp_src_port?;
         r.udp_dst_port.map(|v| VU(v.into()))
-    }),
+    }).v(" → ", VFmt::Dec),
     one("lrh", P, "native IB Local Route Header (IBTA §7.7)", |p| {
         p.roce().and_then(|r| r.lrh).map(|_| VP)
-    }),
+    }).no_col("a header: the Parquet table has its fields' columns, null where the packet lacks it").v("Local Route Header: ", VFmt::Nothing),
     one("lrh.vl", U, "LRH virtual lane (4 bits)", |p| {
         lrh(p, |l| l.vl.into())
-    }),
+    }).v("VL ", VFmt::Dec),
     one("lrh.lver", U, "LRH link version (4 bits)", |p| {
         lrh(p, |l| l.lver.into())
-    }),
+    }).v("LVer ", VFmt::Dec),
     one("lrh.sl", U, "LRH service level (4 bits)", |p| {
         lrh(p, |l| l.sl.into())
-    }),
+    }).v("SL ", VFmt::Dec),
     one("lrh.lnh", U, "LRH link next header (2 bits)", |p| {
         lrh(p, |l| l.lnh.into())
-    }),
+    }).v("LNH ", VFmt::Dec),
     one("lrh.dlid", U, "LRH destination LID (16 bits)", |p| {
         lrh(p, |l| l.dlid.into())
-    }),
+    }).v("DLID ", VFmt::Dec),
     one(
         "lrh.pkt_len",
         U,
         "LRH packet length, 4-byte words (11 bits)",
         |p| lrh(p, |l| l.pkt_len.into()),
-    ),
+    ).vu("PktLen ", VFmt::Dec, " words"),
     one("lrh.slid", U, "LRH source LID (16 bits)", |p| {
         lrh(p, |l| l.slid.into())
-    }),
+    }).v("SLID ", VFmt::Dec),
     one(
         "grh",
         P,
         "Global Route Header (RoCEv1, IB; IBTA §8.3)",
         |p| p.roce().and_then(|r| r.grh).map(|_| VP),
-    ),
+    ).no_col("a header: the Parquet table has its fields' columns, null where the packet lacks it").v("Global Route Header", VFmt::Nothing),
     one("grh.ip_ver", U, "GRH IP version (4 bits)", |p| {
         grh(p, |g| VU(g.ip_ver.into()))
-    }),
+    }).v("IPVer ", VFmt::Dec),
     one("grh.tclass", U, "GRH traffic class (8 bits)", |p| {
         grh(p, |g| VU(g.tclass.into()))
-    }),
+    }).v("TClass ", VFmt::Hex(2)),
     one("grh.flow_label", U, "GRH flow label (20 bits)", |p| {
         grh(p, |g| VU(g.flow_label.into()))
-    }),
+    }).v("FlowLabel ", VFmt::Hex(5)),
     one("grh.pay_len", U, "GRH payload length, bytes", |p| {
         grh(p, |g| VU(g.pay_len.into()))
-    }),
+    }).v("PayLen ", VFmt::Dec),
     one(
         "grh.next_hdr",
         U,
         "GRH next header (8 bits; 0x1b BTH)",
         |p| grh(p, |g| VU(g.next_hdr.into())),
-    ),
+    ).v("NxtHdr ", VFmt::Hex(2)),
     one("grh.hop_limit", U, "GRH hop limit (8 bits)", |p| {
         grh(p, |g| VU(g.hop_limit.into()))
-    }),
+    }).v("HopLmt ", VFmt::Dec),
     one("grh.sgid", A, "GRH source GID (128 bits)", |p| {
         grh(p, |g| VA(Address::Gid(g.sgid)))
-    }),
+    }).v("SGID ", VFmt::Text),
     one("grh.dgid", A, "GRH destination GID (128 bits)", |p| {
         grh(p, |g| VA(Address::Gid(g.dgid)))
-    }),
+    }).v("DGID ", VFmt::Text),
     one("bth", P, "Base Transport Header (IBTA §9.2)", |p| {
         p.bth().map(|_| VP)
-    }),
+    }).no_col("a header: the Parquet table has its fields' columns, null where the packet lacks it").v("Base Transport Header", VFmt::Nothing),
     one("bth.opcode", U, "BTH opcode (8 bits)", |p| {
         p.bth().map(|b| VU(b.opcode.0.into()))
-    }),
+    }).v("OpCode: ", VFmt::Hex(2)),
     one(
         "bth.opcode_name",
         S,
         "opcode name, e.g. RC_RDMA_WRITE_FIRST, CNP",
         |p| p.bth().map(|b| VS(b.opcode.token())),
-    ),
+    ).no_v("-V prints the opcode's label as Wireshark names it (`RC RDMA Write First`), not this token"),
     one("bth.se", B, "BTH solicited event", |p| {
         p.bth().map(|b| VB(b.se))
-    }),
-    one("bth.m", B, "BTH MigReq", |p| p.bth().map(|b| VB(b.m))),
+    }).v("Solicited Event: ", VFmt::Bit),
+    one("bth.m", B, "BTH MigReq", |p| p.bth().map(|b| VB(b.m))).v("MigReq: ", VFmt::Bit),
     one("bth.pad", U, "BTH pad count, bytes (2 bits)", |p| {
         p.bth().map(|b| VU(b.pad.into()))
-    }),
+    }).v("Pad Count: ", VFmt::Dec),
     one(
         "bth.tver",
         U,
         "BTH transport header version (4 bits)",
         |p| p.bth().map(|b| VU(b.tver.into())),
-    ),
+    ).v("Transport Header Version: ", VFmt::Dec),
     one("bth.pkey", U, "BTH partition key (16 bits)", |p| {
         p.bth().map(|b| VU(b.pkey.into()))
-    }),
+    }).v("Partition Key: ", VFmt::Hex(4)),
     one("bth.fecn", B, "BTH forward ECN", |p| {
         p.bth().map(|b| VB(b.fecn))
-    }),
+    }).v("FECN: ", VFmt::Bit),
     one("bth.becn", B, "BTH backward ECN", |p| {
         p.bth().map(|b| VB(b.becn))
-    }),
+    }).v("BECN: ", VFmt::Bit),
     one("bth.dest_qp", U, "BTH destination QP (24 bits)", |p| {
         p.bth().map(|b| VU(b.dest_qp.into()))
-    }),
+    }).v("Destination Queue Pair: ", VFmt::Hex(6)),
     one("bth.ack_req", B, "BTH AckReq", |p| {
         p.bth().map(|b| VB(b.ack_req))
-    }),
+    }).v("Acknowledge Request: ", VFmt::Bit),
     one("bth.psn", U, "BTH packet sequence number (24 bits)", |p| {
         p.bth().map(|b| VU(b.psn.into()))
-    }),
+    }).v("Packet Sequence Number: ", VFmt::Dec),
     one("rdeth", P, "RDETH (IBTA §9.3.1)", |p| {
         p.ext().and_then(|e| e.rdeth).map(|_| VP)
-    }),
+    }).no_col("a header: the Parquet table has its fields' columns, null where the packet lacks it").v("Reliable Datagram ETH (RDETH)", VFmt::Nothing),
     one("rdeth.ee_context", U, "RDETH EE context (24 bits)", |p| {
         p.ext()
             .and_then(|e| e.rdeth)
             .map(|r| VU(r.ee_context.into()))
-    }),
+    }).v("EE Context: ", VFmt::Hex(6)),
     one("deth", P, "DETH (IBTA §9.3.2)", |p| {
         p.ext().and_then(|e| e.deth).map(|_| VP)
-    }),
+    }).no_col("a header: the Parquet table has its fields' columns, null where the packet lacks it").v("Datagram ETH (DETH)", VFmt::Nothing),
     one("deth.qkey", U, "DETH queue key (32 bits)", |p| {
         p.ext().and_then(|e| e.deth).map(|d| VU(d.qkey.into()))
-    }),
+    }).v("Queue Key: ", VFmt::Hex(8)),
     one("deth.src_qp", U, "DETH source QP (24 bits)", |p| {
         p.ext().and_then(|e| e.deth).map(|d| VU(d.src_qp.into()))
-    }),
+    }).v("Source QP: ", VFmt::Hex(6)),
     one("xrceth", P, "XRCETH (IBTA §9.3.7)", |p| {
         p.ext().and_then(|e| e.xrceth).map(|_| VP)
-    }),
+    }).no_col("a header: the Parquet table has its fields' columns, null where the packet lacks it").v("XRC ETH (XRCETH)", VFmt::Nothing),
     one(
         "xrceth.xrc_srq",
         U,
         "XRCETH XRC SRQ number (24 bits)",
         |p| p.ext().and_then(|e| e.xrceth).map(|x| VU(x.xrc_srq.into())),
-    ),
+    ).v("XRC SRQ: ", VFmt::Hex(6)),
     one("feth", P, "FETH (FLUSH)", |p| {
         p.ext().and_then(|e| e.feth).map(|_| VP)
-    }),
+    }).no_col("a header: the Parquet table has its fields' columns, null where the packet lacks it").v("FLUSH ETH (FETH)", VFmt::Nothing),
     one("feth.sel", U, "FETH selectivity level (2 bits)", |p| {
         p.ext().and_then(|e| e.feth).map(|f| VU(f.sel.into()))
-    }),
+    }).v("Selectivity Level: ", VFmt::Dec),
     one("feth.plt", U, "FETH placement type (4 bits)", |p| {
         p.ext().and_then(|e| e.feth).map(|f| VU(f.plt.into()))
-    }),
+    }).v("Placement Type: ", VFmt::Dec),
     one("reth", P, "RETH (IBTA §9.3.3)", |p| {
         p.ext().and_then(|e| e.reth).map(|_| VP)
-    }),
+    }).no_col("a header: the Parquet table has its fields' columns, null where the packet lacks it").v("RDMA ETH (RETH)", VFmt::Nothing),
     one("reth.va", U, "RETH virtual address (64 bits)", |p| {
         p.ext().and_then(|e| e.reth).map(|r| VU(r.va))
-    }),
+    }).v("Virtual Address: ", VFmt::Hex(16)),
     one("reth.rkey", U, "RETH remote key (32 bits)", |p| {
         p.ext().and_then(|e| e.reth).map(|r| VU(r.rkey.into()))
-    }),
+    }).v("Remote Key: ", VFmt::Hex(8)),
     one("reth.dma_len", U, "RETH DMA length, bytes (32 bits)", |p| {
         p.ext().and_then(|e| e.reth).map(|r| VU(r.dma_len.into()))
-    }),
+    }).v("DMA Length: ", VFmt::Dec),
     one("atomic_eth", P, "AtomicETH (IBTA §9.3.4)", |p| {
         p.ext().and_then(|e| e.atomic_eth).map(|_| VP)
-    }),
+    }).no_col("a header: the Parquet table has its fields' columns, null where the packet lacks it").v("Atomic ETH (AtomicETH)", VFmt::Nothing),
     one(
         "atomic_eth.va",
         U,
         "AtomicETH virtual address (64 bits)",
         |p| p.ext().and_then(|e| e.atomic_eth).map(|a| VU(a.va)),
-    ),
+    ).v("Virtual Address: ", VFmt::Hex(16)),
     one(
         "atomic_eth.rkey",
         U,
@@ -643,36 +902,36 @@ pub static FIELDS: &[Field] = &[
                 .and_then(|e| e.atomic_eth)
                 .map(|a| VU(a.rkey.into()))
         },
-    ),
+    ).v("Remote Key: ", VFmt::Hex(8)),
     one(
         "atomic_eth.swap_add",
         U,
         "AtomicETH swap or add data (64 bits)",
         |p| p.ext().and_then(|e| e.atomic_eth).map(|a| VU(a.swap_add)),
-    ),
+    ).v("Swap (or Add) Data: ", VFmt::Hex(16)),
     one(
         "atomic_eth.compare",
         U,
         "AtomicETH compare data (64 bits)",
         |p| p.ext().and_then(|e| e.atomic_eth).map(|a| VU(a.compare)),
-    ),
+    ).v("Compare Data: ", VFmt::Hex(16)),
     one("aeth", P, "AETH (IBTA §9.3.5)", |p| {
         p.ext().and_then(|e| e.aeth).map(|_| VP)
-    }),
+    }).no_col("a header: the Parquet table has its fields' columns, null where the packet lacks it").v("ACK ETH (AETH)", VFmt::Nothing),
     one("aeth.syndrome", U, "AETH syndrome (8 bits)", |p| {
         p.ext().and_then(|e| e.aeth).map(|a| VU(a.syndrome.into()))
-    }),
+    }).v("Syndrome: ", VFmt::Hex(2)),
     one(
         "aeth.kind",
         S,
         "AETH kind: ack, rnr_nak, nak, reserved",
         |p| aeth_kind(p).map(|k| VS(k.name())),
-    ),
+    ).no_v("-V spells the kind out in the Syndrome line: ACK, RNR NAK, NAK, reserved"),
     one("aeth.value", U, "AETH syndrome's low 5 bits", |p| {
         p.ext()
             .and_then(|e| e.aeth)
             .map(|a| VU((a.syndrome & 0x1f).into()))
-    }),
+    }).no_v("-V shows it as the credit or timer code of the Syndrome line, or by the NAK's name"),
     one(
         "aeth.credits",
         U,
@@ -681,7 +940,7 @@ pub static FIELDS: &[Field] = &[
             AethKind::Ack { credits, .. } => credits.map(|c| VU(c.into())),
             _ => None,
         },
-    ),
+    ).vu("= ", VFmt::Dec, " credits"),
     one(
         "aeth.rnr_timer_ms",
         F,
@@ -690,7 +949,7 @@ pub static FIELDS: &[Field] = &[
             AethKind::RnrNak { timer_us, .. } => Some(Value::Float(f64::from(timer_us) / 1000.0)),
             _ => None,
         },
-    ),
+    ).vu("= ", VFmt::Cents, " ms"),
     one(
         "aeth.nak",
         S,
@@ -699,34 +958,34 @@ pub static FIELDS: &[Field] = &[
             AethKind::Nak(c) => Some(VS(c.name())),
             _ => None,
         },
-    ),
+    ).v("NAK: ", VFmt::Text),
     one(
         "aeth.msn",
         U,
         "AETH message sequence number (24 bits)",
         |p| p.ext().and_then(|e| e.aeth).map(|a| VU(a.msn.into())),
-    ),
+    ).v("Message Sequence Number: ", VFmt::Dec),
     one("atomic_ack_eth", P, "AtomicAckETH (IBTA §9.3.6)", |p| {
         p.ext().and_then(|e| e.atomic_ack_eth).map(|_| VP)
-    }),
+    }).no_col("a header: the Parquet table has its fields' columns, null where the packet lacks it").v("Atomic ACK ETH (AtomicAckETH)", VFmt::Nothing),
     one(
         "atomic_ack_eth.orig",
         U,
         "AtomicAckETH original remote data (64 bits)",
         |p| p.ext().and_then(|e| e.atomic_ack_eth).map(|a| VU(a.orig)),
-    ),
+    ).v("Original Remote Data: ", VFmt::Hex(16)),
     one("imm", U, "immediate data (32 bits)", |p| {
         p.ext().and_then(|e| e.imm).map(|v| VU(v.into()))
-    }),
+    }).v("Immediate Data (ImmDt): ", VFmt::Hex(8)),
     one("ieth", P, "IETH (IBTA §9.3.8)", |p| {
         p.ext().and_then(|e| e.ieth).map(|_| VP)
-    }),
+    }).no_col("a header: the Parquet table has its fields' columns, null where the packet lacks it").v("Invalidate ETH (IETH)", VFmt::Nothing),
     one(
         "ieth.rkey",
         U,
         "IETH remote key to invalidate (32 bits)",
         |p| p.ext().and_then(|e| e.ieth).map(|v| VU(v.into())),
-    ),
+    ).v("R_Key ", VFmt::Hex(8)),
     one(
         "payload_len",
         U,
@@ -736,13 +995,13 @@ pub static FIELDS: &[Field] = &[
                 .filter(|r| r.bth.is_some())
                 .map(|r| VU(r.payload_len.into()))
         },
-    ),
+    ).vu("Payload: ", VFmt::Dec, " bytes").only("-V shows it only for opcodes that carry a payload"),
     one("icrc", P, "ICRC check of a RoCE packet", |p| {
         p.roce().map(|_| VP)
-    }),
+    }).no_col("a header: the Parquet table has its fields' columns, null where the packet lacks it").v("ICRC: ", VFmt::Nothing).only("a packet without its BTH: -V stops at `Base Transport Header: not captured`"),
     one("icrc.status", S, "ICRC: good, bad, unchecked", |p| {
         p.roce().map(|r| VS(r.icrc.status_name()))
-    }),
+    }).no_v("-V marks it `[good]`, `[bad]` or `unchecked (why)`"),
     one(
         "icrc.reason",
         S,
@@ -751,13 +1010,13 @@ pub static FIELDS: &[Field] = &[
             IcrcStatus::Unchecked(r) => Some(VS(r.name())),
             _ => None,
         },
-    ),
+    ).no_v("-V words it: cut by the snap length, packet malformed, no rule for this opcode"),
     one("icrc.value", U, "ICRC on the wire (CRC-32 value)", |p| {
         p.roce().and_then(|r| r.icrc.value).map(|v| VU(v.into()))
-    }),
+    }).v("ICRC: ", VFmt::Hex(8)),
     one("icrc.expected", U, "ICRC computed (CRC-32 value)", |p| {
         p.roce().and_then(|r| r.icrc.expected).map(|v| VU(v.into()))
-    }),
+    }).v("expected ", VFmt::Hex(8)).only("-V shows it only when the ICRC is bad"),
     one(
         "malformed",
         S,
@@ -769,7 +1028,7 @@ pub static FIELDS: &[Field] = &[
             }
             FrameKind::Other(_) => None,
         },
-    ),
+    ).v("[MALFORMED] ", VFmt::Text).only("a packet without its BTH: -V stops at `Base Transport Header: not captured`; a frame that is not RoCE: no tree"),
     one(
         "truncated",
         B,
@@ -782,7 +1041,7 @@ pub static FIELDS: &[Field] = &[
             };
             cut.then_some(VB(true))
         },
-    ),
+    ).v("[TRUNCATED]", VFmt::Nothing).only("a packet without its BTH: -V stops at `Base Transport Header: not captured`; a frame that is not RoCE: no tree"),
     one(
         "proto",
         S,
@@ -794,19 +1053,19 @@ pub static FIELDS: &[Field] = &[
             OtherKind::IbNonIba => Some(VS("ib-non-iba")),
             _ => None,
         },
-    ),
+    ).no_col("the Parquet `packets` table has RoCE frames only").no_v("-V prints no header tree for a frame that is not RoCE"),
     one(
         "src_port",
         U,
         "UDP/TCP source port of a frame that is not RoCE",
         |p| p.other().and_then(ports).map(|(s, _)| VU(s.into())),
-    ),
+    ).no_col("the Parquet `packets` table has RoCE frames only").no_v("-V prints no header tree for a frame that is not RoCE"),
     one(
         "dst_port",
         U,
         "UDP/TCP destination port of a frame that is not RoCE",
         |p| p.other().and_then(ports).map(|(_, d)| VU(d.into())),
-    ),
+    ).no_col("the Parquet `packets` table has RoCE frames only").no_v("-V prints no header tree for a frame that is not RoCE"),
     one(
         "ip_proto",
         U,
@@ -815,7 +1074,7 @@ pub static FIELDS: &[Field] = &[
             OtherKind::Ip { protocol } => Some(VU((*protocol).into())),
             _ => None,
         },
-    ),
+    ).no_col("the Parquet `packets` table has RoCE frames only").no_v("-V prints no header tree for a frame that is not RoCE"),
     one(
         "ethertype",
         U,
@@ -824,7 +1083,7 @@ pub static FIELDS: &[Field] = &[
             OtherKind::EtherType(t) => Some(VU((*t).into())),
             _ => None,
         },
-    ),
+    ).no_col("the Parquet `packets` table has RoCE frames only").v("Ethertype ", VFmt::Hex(4)),
     one(
         "erf_type",
         U,
@@ -833,7 +1092,7 @@ pub static FIELDS: &[Field] = &[
             OtherKind::ErfType(t) => Some(VU((*t).into())),
             _ => None,
         },
-    ),
+    ).no_col("the Parquet `packets` table has RoCE frames only").no_v("-V prints no header tree for a frame that is not RoCE"),
     one(
         "error",
         S,
@@ -842,67 +1101,67 @@ pub static FIELDS: &[Field] = &[
             OtherKind::Undecodable(u) => Some(Value::Text(u.to_string())),
             _ => None,
         },
-    ),
+    ).no_col("the Parquet `packets` table has RoCE frames only").no_v("-V prints no header tree for a frame that is not RoCE"),
     one("analysis", P, "the frame has analysis marks", |p| {
         p.mark(|m| (!m.is_empty()).then_some(VP))
-    }),
+    }).no_col("a header: the Parquet table has its marks' columns, null where unset").no_v("-V --marks shows analysis marks on the summary line (`[RETX]`, `[GAP n]`), not in the tree"),
     one(
         "analysis.retransmission",
         B,
         "its PSN was already carried by the flow",
         |p| p.mark(|m| m.retransmission.then_some(VB(true))),
-    ),
+    ).no_v("-V --marks shows analysis marks on the summary line (`[RETX]`, `[GAP n]`), not in the tree"),
     one(
         "analysis.out_of_order",
         B,
         "behind the expected PSN but not seen before",
         |p| p.mark(|m| m.out_of_order.then_some(VB(true))),
-    ),
+    ).no_v("-V --marks shows analysis marks on the summary line (`[RETX]`, `[GAP n]`), not in the tree"),
     one(
         "analysis.duplicate",
         B,
         "a UD packet behind its sender's sequence",
         |p| p.mark(|m| m.duplicate.then_some(VB(true))),
-    ),
+    ).no_v("-V --marks shows analysis marks on the summary line (`[RETX]`, `[GAP n]`), not in the tree"),
     one(
         "analysis.after_gap",
         B,
         "the first packet after a PSN gap",
         |p| p.mark(|m| (m.gap > 0).then_some(VB(true))),
-    ),
+    ).no_v("-V --marks shows analysis marks on the summary line (`[RETX]`, `[GAP n]`), not in the tree"),
     one("analysis.gap", U, "PSNs missing before this packet", |p| {
         p.mark(|m| (m.gap > 0).then_some(VU(m.gap.into())))
-    }),
+    }).no_v("-V --marks shows analysis marks on the summary line (`[RETX]`, `[GAP n]`), not in the tree"),
     one(
         "analysis.naked",
         B,
         "a NAK named its PSN (may be set late)",
         |p| p.mark(|m| m.naked.then_some(VB(true))),
-    ),
+    ).no_v("-V --marks shows analysis marks on the summary line (`[RETX]`, `[GAP n]`), not in the tree"),
     one(
         "analysis.nak_reason",
         S,
         "on a NAK: its code (psn_seq_err, rnr, …)",
         |p| p.mark(|m| m.nak_reason.map(VS)),
-    ),
+    ).no_v("-V --marks shows analysis marks on the summary line (`[RETX]`, `[GAP n]`), not in the tree"),
     one(
         "analysis.ack_rtt_ns",
         U,
         "on an ACK: time since the AckReq request it covers, ns",
         |p| p.mark(|m| m.ack_rtt_ns.map(VU)),
-    ),
+    ).no_v("-V --marks shows analysis marks on the summary line (`[RETX]`, `[GAP n]`), not in the tree"),
     one(
         "analysis.cnp_for",
         U,
         "on a CNP: frame number of the CE packet it answers",
         |p| p.mark(|m| m.cnp_for.map(VU)),
-    ),
+    ).no_v("-V --marks shows analysis marks on the summary line (`[RETX]`, `[GAP n]`), not in the tree"),
     one(
         "analysis.message",
         U,
         "id of the message it was accepted into (frame number that began it, as --messages)",
         |p| p.mark(|m| m.message.map(VU)),
-    ),
+    ).no_v("-V --marks shows analysis marks on the summary line (`[RETX]`, `[GAP n]`), not in the tree"),
 ];
 
 fn lrh(p: &Pkt<'_, '_>, f: fn(&crate::decode::Lrh) -> u64) -> Option<Value> {

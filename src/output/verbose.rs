@@ -1,4 +1,6 @@
-//! `-V`: the full header tree of each packet, field by field, like `tshark -V`.
+//! `-V`: the full header tree of each packet, field by field, like `tshark -V`. A registry
+//! field's line is its label in the field registry (src/filter/fields.rs) with its value as
+//! the registry's format writes it, so the labels are spelled in one place.
 
 use std::io::{self, Write};
 
@@ -7,9 +9,34 @@ use super::style::{Palette, paint};
 use crate::decode::{
     AethKind, Frame, FrameKind, IcrcStatus, LinkSummary, RocePacket, UncheckedReason,
 };
+use crate::filter::fields::{FIELDS, Field, Shown, Value};
 
-fn b(v: bool) -> u8 {
-    v as u8
+/// The registry entry of the field named `$name`, found at compile time.
+macro_rules! field {
+    ($name:literal) => {
+        &FIELDS[const { crate::filter::fields::index($name) }]
+    };
+}
+pub(super) use field;
+
+/// Field `f` with the number `v`, as `-V` prints it.
+pub(super) fn num(f: &'static Field, v: impl Into<u64>) -> Shown {
+    f.shown(Value::Uint(v.into()))
+}
+
+/// Field `f` with the flag `v`, as `-V` prints it (`0`, `1`).
+fn bit(f: &'static Field, v: bool) -> Shown {
+    f.shown(Value::Bool(v))
+}
+
+/// Field `f` with the name or address `v`, as `-V` prints it.
+pub(super) fn text(f: &'static Field, v: Value) -> Shown {
+    f.shown(v)
+}
+
+/// A header's heading: its label in the registry.
+pub(super) fn head(f: &'static Field) -> Shown {
+    f.shown(Value::Present)
 }
 
 /// Write the indented header tree that follows a packet's one-line summary.
@@ -24,35 +51,60 @@ pub fn write_tree<W: Write>(
 ) -> io::Result<()> {
     writeln!(
         w,
-        "    Frame {}: {} bytes on wire, {} bytes captured, time {}.{:09}",
-        ctx.number,
-        ctx.len,
-        ctx.caplen,
-        ctx.ts_ns / 1_000_000_000,
-        ctx.ts_ns % 1_000_000_000
+        "    {}: {}, {}, {}",
+        num(field!("frame"), ctx.number),
+        num(field!("len"), ctx.len),
+        num(field!("caplen"), ctx.caplen),
+        num(field!("ts_ns"), ctx.ts_ns)
     )?;
     if !frame.encap.is_empty() {
         if let Some(link) = &frame.encap.outer_link {
-            link_tree(w, "Carrier ", link)?;
+            link_tree(w, "Carrier ", link, CARRIER_TAGS)?;
         }
         super::verbose_encap::write_layers(w, &frame.encap)?;
     }
-    link_tree(w, "", &frame.link)?;
+    link_tree(w, "", &frame.link, TAGS)?;
     match (&frame.kind, frame.net()) {
         (FrameKind::Roce(p), _) => roce_tree(w, pal, p)?,
         // Another frame's IP addresses, when its IP header was decoded (the frame may end
         // inside the UDP header after it).
         (FrameKind::Other(_), Some(n)) => {
-            writeln!(w, "    Internet Protocol: {} → {}", n.src, n.dst)?;
+            writeln!(
+                w,
+                "    {}{}",
+                text(field!("src"), Value::Addr(n.src)),
+                text(field!("dst"), Value::Addr(n.dst))
+            )?;
         }
         (FrameKind::Other(_), None) => {}
     }
     writeln!(w)
 }
 
+/// The registry fields of a VLAN tag: its ID and its PCP.
+type TagFields = (&'static Field, &'static Field);
+
+/// The fields of the outer and the inner VLAN tag of a frame.
+const TAGS: [TagFields; 2] = [
+    (field!("vlan"), field!("vlan_pcp")),
+    (field!("inner_vlan"), field!("inner_vlan_pcp")),
+];
+
+/// The fields of the outer and the inner VLAN tag of a mirrored copy's carrier frame (the
+/// registry has its outer tag's ID only; its PCPs are shown as a frame's).
+const CARRIER_TAGS: [TagFields; 2] = [
+    (field!("encap.carrier_vlan"), field!("vlan_pcp")),
+    (field!("inner_vlan"), field!("inner_vlan_pcp")),
+];
+
 /// The Ethernet and VLAN lines of a link summary; `what` prefixes them (`Carrier ` for the
-/// outermost frame of a mirrored copy).
-fn link_tree<W: Write>(w: &mut W, what: &str, link: &LinkSummary) -> io::Result<()> {
+/// outermost frame of a mirrored copy), `tags` are the registry fields of its VLAN tags.
+fn link_tree<W: Write>(
+    w: &mut W,
+    what: &str,
+    link: &LinkSummary,
+    tags: [TagFields; 2],
+) -> io::Result<()> {
     if let Some((dst, src)) = link.mac {
         let m = |a: [u8; 6]| {
             format!(
@@ -62,12 +114,12 @@ fn link_tree<W: Write>(w: &mut W, what: &str, link: &LinkSummary) -> io::Result<
         };
         write!(w, "    {what}Ethernet II: {} → {}", m(src), m(dst))?;
         if let Some(et) = link.ethertype {
-            write!(w, ", Ethertype 0x{et:04x}")?;
+            write!(w, ", {}", num(field!("ethertype"), et))?;
         }
         writeln!(w)?;
     }
     let outer = (link.vlan_id, link.vlan_pcp, link.vlan_tpid_dei);
-    vlan_line(w, what, outer)?;
+    vlan_line(w, what, tags[0], outer)?;
     match link.vlan_tags {
         0..=2 => {}
         3 => writeln!(w, "    {what}… 1 more VLAN tag")?,
@@ -78,7 +130,7 @@ fn link_tree<W: Write>(w: &mut W, what: &str, link: &LinkSummary) -> io::Result<
         link.inner_vlan_pcp,
         link.inner_vlan_tpid_dei,
     );
-    vlan_line(w, what, inner)
+    vlan_line(w, what, tags[1], inner)
 }
 
 /// One VLAN tag as Wireshark's tree names it (by its TPID), VLAN ID
@@ -86,6 +138,7 @@ fn link_tree<W: Write>(w: &mut W, what: &str, link: &LinkSummary) -> io::Result<
 fn vlan_line<W: Write>(
     w: &mut W,
     what: &str,
+    (f_id, f_pcp): TagFields,
     tag: (Option<u16>, Option<u8>, Option<(u16, bool)>),
 ) -> io::Result<()> {
     let (Some(id), Some(pcp), Some((tpid, dei))) = tag else {
@@ -98,7 +151,9 @@ fn vlan_line<W: Write>(
     };
     writeln!(
         w,
-        "    {what}{name}: ID {id}, PCP {pcp}, DEI {} (TPID 0x{tpid:04x})",
+        "    {what}{name}: {}, {}, DEI {} (TPID 0x{tpid:04x})",
+        num(f_id, id),
+        num(f_pcp, pcp),
         u8::from(dei)
     )
 }
@@ -107,77 +162,90 @@ fn roce_tree<W: Write>(w: &mut W, pal: &Palette, p: &RocePacket<'_>) -> io::Resu
     if let Some(l) = p.lrh {
         writeln!(
             w,
-            "    Local Route Header: VL {} LVer {} SL {} LNH {} DLID {} PktLen {} words SLID {}",
-            l.vl, l.lver, l.sl, l.lnh, l.dlid, l.pkt_len, l.slid
+            "    {}{} {} {} {} {} {} {}",
+            head(field!("lrh")),
+            num(field!("lrh.vl"), l.vl),
+            num(field!("lrh.lver"), l.lver),
+            num(field!("lrh.sl"), l.sl),
+            num(field!("lrh.lnh"), l.lnh),
+            num(field!("lrh.dlid"), l.dlid),
+            num(field!("lrh.pkt_len"), l.pkt_len),
+            num(field!("lrh.slid"), l.slid)
         )?;
     }
     if let Some(g) = p.grh {
-        writeln!(w, "    Global Route Header")?;
+        writeln!(w, "    {}", head(field!("grh")))?;
         writeln!(
             w,
-            "        IPVer {} TClass 0x{:02x} FlowLabel 0x{:05x} PayLen {} NxtHdr 0x{:02x} HopLmt {}",
-            g.ip_ver, g.tclass, g.flow_label, g.pay_len, g.next_hdr, g.hop_limit
+            "        {} {} {} {} {} {}",
+            num(field!("grh.ip_ver"), g.ip_ver),
+            num(field!("grh.tclass"), g.tclass),
+            num(field!("grh.flow_label"), g.flow_label),
+            num(field!("grh.pay_len"), g.pay_len),
+            num(field!("grh.next_hdr"), g.next_hdr),
+            num(field!("grh.hop_limit"), g.hop_limit)
         )?;
-        writeln!(w, "        SGID {}", crate::decode::Address::Gid(g.sgid))?;
-        writeln!(w, "        DGID {}", crate::decode::Address::Gid(g.dgid))?;
+        let gid = |a| Value::Addr(crate::decode::Address::Gid(a));
+        writeln!(w, "        {}", text(field!("grh.sgid"), gid(g.sgid)))?;
+        writeln!(w, "        {}", text(field!("grh.dgid"), gid(g.dgid)))?;
     }
     if p.version == crate::decode::RoceVersion::V2 {
         writeln!(
             w,
-            "    Internet Protocol: {} → {}, DSCP {}, ECN {}, TTL/Hop limit {}",
-            p.src,
-            p.dst,
-            p.dscp.unwrap_or(0),
-            p.ecn.map_or("-", |e| e.name()),
-            p.hop_limit.unwrap_or(0)
+            "    {}{}, {}, {}, {}",
+            text(field!("src"), Value::Addr(p.src)),
+            text(field!("dst"), Value::Addr(p.dst)),
+            num(field!("dscp"), p.dscp.unwrap_or(0)),
+            text(field!("ecn"), Value::Str(p.ecn.map_or("-", |e| e.name()))),
+            num(field!("hop_limit"), p.hop_limit.unwrap_or(0))
         )?;
         writeln!(
             w,
-            "    User Datagram Protocol: {} → {}",
-            p.udp_src_port.unwrap_or(0),
-            p.udp_dst_port.unwrap_or(0)
+            "    {}{}",
+            num(field!("udp_src_port"), p.udp_src_port.unwrap_or(0)),
+            num(field!("udp_dst_port"), p.udp_dst_port.unwrap_or(0))
         )?;
     }
     let Some(h) = p.bth else {
-        return writeln!(w, "    Base Transport Header: not captured");
+        return writeln!(w, "    {}: not captured", head(field!("bth")));
     };
-    writeln!(w, "    Base Transport Header")?;
+    writeln!(w, "    {}", head(field!("bth")))?;
     writeln!(
         w,
-        "        OpCode: 0x{:02x} {}",
-        h.opcode.0,
+        "        {} {}",
+        num(field!("bth.opcode"), h.opcode.0),
         paint(h.opcode.label(), pal.op)
     )?;
     writeln!(
         w,
-        "        Solicited Event: {}  MigReq: {}  Pad Count: {}  Transport Header Version: {}",
-        b(h.se),
-        b(h.m),
-        h.pad,
-        h.tver
+        "        {}  {}  {}  {}",
+        bit(field!("bth.se"), h.se),
+        bit(field!("bth.m"), h.m),
+        num(field!("bth.pad"), h.pad),
+        num(field!("bth.tver"), h.tver)
     )?;
-    writeln!(w, "        Partition Key: 0x{:04x}", h.pkey)?;
+    writeln!(w, "        {}", num(field!("bth.pkey"), h.pkey))?;
     writeln!(
         w,
-        "        FECN: {}  BECN: {}  Reserved: 0x{:02x}",
-        b(h.fecn),
-        b(h.becn),
+        "        {}  {}  Reserved: 0x{:02x}",
+        bit(field!("bth.fecn"), h.fecn),
+        bit(field!("bth.becn"), h.becn),
         h.resv6
     )?;
-    writeln!(w, "        Destination Queue Pair: 0x{:06x}", h.dest_qp)?;
+    writeln!(w, "        {}", num(field!("bth.dest_qp"), h.dest_qp))?;
     writeln!(
         w,
-        "        Acknowledge Request: {}  Reserved: 0x{:02x}",
-        b(h.ack_req),
+        "        {}  Reserved: 0x{:02x}",
+        bit(field!("bth.ack_req"), h.ack_req),
         h.resv7
     )?;
-    writeln!(w, "        Packet Sequence Number: {}", h.psn)?;
+    writeln!(w, "        {}", num(field!("bth.psn"), h.psn))?;
     ext_tree(w, p)?;
     if h.opcode.layout().is_some_and(|l| l.payload) {
         writeln!(
             w,
-            "    Payload: {} bytes ({} captured), pad {} bytes",
-            p.payload_len,
+            "    {} ({} captured), pad {} bytes",
+            num(field!("payload_len"), p.payload_len),
             p.payload.len(),
             h.pad
         )?;
@@ -189,13 +257,19 @@ fn roce_tree<W: Write>(w: &mut W, pal: &Palette, p: &RocePacket<'_>) -> io::Resu
         format!("wire {:02x} {:02x} {:02x} {:02x}", b[0], b[1], b[2], b[3])
     };
     match (p.icrc.status, p.icrc.value, p.icrc.expected) {
-        (IcrcStatus::Good, Some(v), _) => writeln!(w, "    ICRC: 0x{v:08x} ({}) [good]", wire(v))?,
+        (IcrcStatus::Good, Some(v), _) => writeln!(
+            w,
+            "    {} ({}) [good]",
+            num(field!("icrc.value"), v),
+            wire(v)
+        )?,
         (IcrcStatus::Bad, v, Some(e)) => writeln!(
             w,
-            "    ICRC: 0x{:08x} ({}) {} (expected 0x{e:08x}, {})",
-            v.unwrap_or(0),
+            "    {} ({}) {} ({}, {})",
+            num(field!("icrc.value"), v.unwrap_or(0)),
             wire(v.unwrap_or(0)),
             paint("[bad]", pal.bad),
+            num(field!("icrc.expected"), e),
             wire(e)
         )?,
         (IcrcStatus::Unchecked(r), _, _) => {
@@ -204,18 +278,19 @@ fn roce_tree<W: Write>(w: &mut W, pal: &Palette, p: &RocePacket<'_>) -> io::Resu
                 UncheckedReason::Malformed => "packet malformed",
                 UncheckedReason::NoRule => "no rule for this opcode",
             };
-            writeln!(w, "    ICRC: unchecked ({why})")?
+            writeln!(w, "    {}unchecked ({why})", head(field!("icrc")))?
         }
         _ => {}
     }
     if let Some(m) = p.malformed {
-        writeln!(w, "    {} {m}", paint("[MALFORMED]", pal.bad))?;
+        let label = field!("malformed").label().trim_end();
+        writeln!(w, "    {} {m}", paint(label, pal.bad))?;
     }
     if p.truncated {
         writeln!(
             w,
             "    {} captured bytes end before the packet does",
-            paint("[TRUNCATED]", pal.warn)
+            paint(field!("truncated").label(), pal.warn)
         )?;
     }
     Ok(())
@@ -224,66 +299,89 @@ fn roce_tree<W: Write>(w: &mut W, pal: &Palette, p: &RocePacket<'_>) -> io::Resu
 fn ext_tree<W: Write>(w: &mut W, p: &RocePacket<'_>) -> io::Result<()> {
     let e = &p.ext;
     if let Some(r) = e.rdeth {
-        writeln!(w, "    Reliable Datagram ETH (RDETH)")?;
-        writeln!(w, "        EE Context: 0x{:06x}", r.ee_context)?;
-    }
-    if let Some(d) = e.deth {
-        writeln!(w, "    Datagram ETH (DETH)")?;
-        writeln!(w, "        Queue Key: 0x{:08x}", d.qkey)?;
-        writeln!(w, "        Source QP: 0x{:06x}", d.src_qp)?;
-    }
-    if let Some(x) = e.xrceth {
-        writeln!(w, "    XRC ETH (XRCETH)")?;
-        writeln!(w, "        XRC SRQ: 0x{:06x}", x.xrc_srq)?;
-    }
-    if let Some(f) = e.feth {
-        writeln!(w, "    FLUSH ETH (FETH)")?;
+        writeln!(w, "    {}", head(field!("rdeth")))?;
         writeln!(
             w,
-            "        Selectivity Level: {}  Placement Type: {}",
-            f.sel, f.plt
+            "        {}",
+            num(field!("rdeth.ee_context"), r.ee_context)
+        )?;
+    }
+    if let Some(d) = e.deth {
+        writeln!(w, "    {}", head(field!("deth")))?;
+        writeln!(w, "        {}", num(field!("deth.qkey"), d.qkey))?;
+        writeln!(w, "        {}", num(field!("deth.src_qp"), d.src_qp))?;
+    }
+    if let Some(x) = e.xrceth {
+        writeln!(w, "    {}", head(field!("xrceth")))?;
+        writeln!(w, "        {}", num(field!("xrceth.xrc_srq"), x.xrc_srq))?;
+    }
+    if let Some(f) = e.feth {
+        writeln!(w, "    {}", head(field!("feth")))?;
+        writeln!(
+            w,
+            "        {}  {}",
+            num(field!("feth.sel"), f.sel),
+            num(field!("feth.plt"), f.plt)
         )?;
     }
     if let Some(r) = e.reth {
-        writeln!(w, "    RDMA ETH (RETH)")?;
-        writeln!(w, "        Virtual Address: 0x{:016x}", r.va)?;
-        writeln!(w, "        Remote Key: 0x{:08x}", r.rkey)?;
-        writeln!(w, "        DMA Length: {}", r.dma_len)?;
+        writeln!(w, "    {}", head(field!("reth")))?;
+        writeln!(w, "        {}", num(field!("reth.va"), r.va))?;
+        writeln!(w, "        {}", num(field!("reth.rkey"), r.rkey))?;
+        writeln!(w, "        {}", num(field!("reth.dma_len"), r.dma_len))?;
     }
     if let Some(a) = e.atomic_eth {
-        writeln!(w, "    Atomic ETH (AtomicETH)")?;
-        writeln!(w, "        Virtual Address: 0x{:016x}", a.va)?;
-        writeln!(w, "        Remote Key: 0x{:08x}", a.rkey)?;
-        writeln!(w, "        Swap (or Add) Data: 0x{:016x}", a.swap_add)?;
-        writeln!(w, "        Compare Data: 0x{:016x}", a.compare)?;
+        writeln!(w, "    {}", head(field!("atomic_eth")))?;
+        writeln!(w, "        {}", num(field!("atomic_eth.va"), a.va))?;
+        writeln!(w, "        {}", num(field!("atomic_eth.rkey"), a.rkey))?;
+        writeln!(
+            w,
+            "        {}",
+            num(field!("atomic_eth.swap_add"), a.swap_add)
+        )?;
+        writeln!(
+            w,
+            "        {}",
+            num(field!("atomic_eth.compare"), a.compare)
+        )?;
     }
     if let Some(a) = e.aeth {
-        writeln!(w, "    ACK ETH (AETH)")?;
+        writeln!(w, "    {}", head(field!("aeth")))?;
         let meaning = match a.kind() {
             AethKind::Ack { code, credits } => match credits {
-                Some(c) => format!("ACK, credit code {code} = {c} credits"),
+                Some(c) => format!("ACK, credit code {code} {}", num(field!("aeth.credits"), c)),
                 None => "ACK, credit code 31 (invalid / unlimited)".into(),
             },
+            // The timers of IBTA Vol 1 Table 45 are whole multiples of 10 µs: two decimals
+            // of a ms are exact.
             AethKind::RnrNak { code, timer_us } => format!(
-                "RNR NAK, timer code {code} = {}.{:02} ms",
-                timer_us / 1000,
-                (timer_us % 1000) / 10
+                "RNR NAK, timer code {code} {}",
+                field!("aeth.rnr_timer_ms").shown(Value::Float(f64::from(timer_us) / 1000.0))
             ),
-            AethKind::Nak(c) => format!("NAK: {}", c.name()),
+            AethKind::Nak(c) => text(field!("aeth.nak"), Value::Str(c.name())).to_string(),
             AethKind::Reserved => "reserved syndrome type".into(),
         };
-        writeln!(w, "        Syndrome: 0x{:02x} ({meaning})", a.syndrome)?;
-        writeln!(w, "        Message Sequence Number: {}", a.msn)?;
+        writeln!(
+            w,
+            "        {} ({meaning})",
+            num(field!("aeth.syndrome"), a.syndrome)
+        )?;
+        writeln!(w, "        {}", num(field!("aeth.msn"), a.msn))?;
     }
     if let Some(a) = e.atomic_ack_eth {
-        writeln!(w, "    Atomic ACK ETH (AtomicAckETH)")?;
-        writeln!(w, "        Original Remote Data: 0x{:016x}", a.orig)?;
+        writeln!(w, "    {}", head(field!("atomic_ack_eth")))?;
+        writeln!(w, "        {}", num(field!("atomic_ack_eth.orig"), a.orig))?;
     }
     if let Some(i) = e.imm {
-        writeln!(w, "    Immediate Data (ImmDt): 0x{i:08x}")?;
+        writeln!(w, "    {}", num(field!("imm"), i))?;
     }
     if let Some(i) = e.ieth {
-        writeln!(w, "    Invalidate ETH (IETH): R_Key 0x{i:08x}")?;
+        writeln!(
+            w,
+            "    {}: {}",
+            head(field!("ieth")),
+            num(field!("ieth.rkey"), i)
+        )?;
     }
     if e.cnp_reserved {
         writeln!(w, "    CNP: 16 reserved bytes")?;

@@ -1,23 +1,27 @@
 //! `-V` lines for the mirror tunnels around a frame (GRE, ERSPAN, VXLAN), outermost first,
-//! with the field names of Wireshark's GRE, ERSPAN and VXLAN dissectors.
+//! with the field names of Wireshark's GRE, ERSPAN and VXLAN dissectors; a registry field's
+//! label comes from the field registry (src/filter/fields.rs).
 
 use std::io::{self, Write};
 
 use crate::decode::encap::GreInfo;
 use crate::decode::{Encap, EncapKind};
+use crate::filter::fields::{FIELDS, Value};
+
+use super::verbose::{field, num, text};
 
 const GRANULARITY: [&str; 4] = ["100 µs", "100 ns", "IEEE 1588", "custom"];
 
 fn gre_line<W: Write>(w: &mut W, g: &GreInfo) -> io::Result<()> {
-    write!(w, "    GRE: protocol 0x{:04x}", g.protocol)?;
+    write!(w, "    {}", num(field!("encap.gre_proto"), g.protocol))?;
     if let Some(c) = g.checksum {
-        write!(w, ", checksum 0x{c:04x}")?;
+        write!(w, ", {}", num(field!("encap.gre_checksum"), c))?;
     }
     if let Some(k) = g.key {
-        write!(w, ", key {k}")?;
+        write!(w, ", {}", num(field!("encap.gre_key"), k))?;
     }
     if let Some(s) = g.seq {
-        write!(w, ", sequence {s}")?;
+        write!(w, ", {}", num(field!("encap.gre_seq"), s))?;
     }
     writeln!(w)
 }
@@ -28,7 +32,12 @@ fn gre_line<W: Write>(w: &mut W, g: &GreInfo) -> io::Result<()> {
 /// The writer's I/O error.
 pub fn write_layers<W: Write>(w: &mut W, e: &Encap) -> io::Result<()> {
     for layer in e.layers() {
-        writeln!(w, "    Outer IP: {} → {}", layer.src, layer.dst)?;
+        writeln!(
+            w,
+            "    {}{}",
+            text(field!("encap.src"), Value::Addr(layer.src)),
+            text(field!("encap.dst"), Value::Addr(layer.dst))
+        )?;
         match &layer.kind {
             EncapKind::Gre(g) => gre_line(w, g)?,
             EncapKind::Erspan1(g) => {
@@ -39,37 +48,43 @@ pub fn write_layers<W: Write>(w: &mut W, e: &Encap) -> io::Result<()> {
                 gre_line(w, g)?;
                 writeln!(
                     w,
-                    "    ERSPAN Type II: session {} VLAN {} COS {} En {} T {} index {}",
-                    s.session, s.vlan, s.cos, s.encap_type, s.truncated as u8, s.index
+                    "    ERSPAN Type II: {} {} {} {} {} {}",
+                    num(field!("encap.session"), s.session),
+                    num(field!("encap.vlan"), s.vlan),
+                    num(field!("encap.cos"), s.cos),
+                    num(field!("encap.en"), s.encap_type),
+                    field!("encap.truncated").shown(Value::Bool(s.truncated)),
+                    num(field!("encap.index"), s.index)
                 )?;
             }
             EncapKind::Erspan3(g, s) => {
                 gre_line(w, g)?;
+                let dir = if s.egress { "egress" } else { "ingress" };
                 writeln!(
                     w,
-                    "    ERSPAN Type III: session {} VLAN {} COS {} BSO {} T {} SGT {} HW {} {}",
-                    s.session,
-                    s.vlan,
-                    s.cos,
-                    s.bso,
-                    s.truncated as u8,
-                    s.sgt,
-                    s.hw_id,
-                    if s.egress { "egress" } else { "ingress" }
+                    "    ERSPAN Type III: {} {} {} {} {} {} {}{}",
+                    num(field!("encap.session"), s.session),
+                    num(field!("encap.vlan"), s.vlan),
+                    num(field!("encap.cos"), s.cos),
+                    num(field!("encap.bso"), s.bso),
+                    field!("encap.truncated").shown(Value::Bool(s.truncated)),
+                    num(field!("encap.sgt"), s.sgt),
+                    num(field!("encap.hw_id"), s.hw_id),
+                    text(field!("encap.direction"), Value::Str(dir))
                 )?;
                 write!(
                     w,
-                    "        timestamp {} granularity {} ({}) frame type {}",
-                    s.timestamp,
-                    s.granularity,
+                    "        {} {} ({}) {}",
+                    num(field!("encap.timestamp"), s.timestamp),
+                    num(field!("encap.granularity"), s.granularity),
                     GRANULARITY[s.granularity as usize & 3],
-                    s.frame_type
+                    num(field!("encap.frame_type"), s.frame_type)
                 )?;
                 if let Some(id) = s.platform_id() {
-                    write!(w, ", platform ID {id}")?;
+                    write!(w, ", {}", num(field!("encap.platform_id"), id))?;
                 }
                 if let Some(up) = s.timestamp_upper() {
-                    write!(w, ", upper timestamp {up}")?;
+                    write!(w, ", {}", num(field!("encap.timestamp_upper"), up))?;
                 }
                 writeln!(w)?;
             }
@@ -81,7 +96,11 @@ pub fn write_layers<W: Write>(w: &mut W, e: &Encap) -> io::Result<()> {
             } => {
                 writeln!(
                     w,
-                    "    VXLAN: UDP {src_port} → {dst_port}, flags 0x{flags:02x}, VNI {vni}"
+                    "    {}{}, {}, {}",
+                    num(field!("encap.src_port"), *src_port),
+                    num(field!("encap.dst_port"), *dst_port),
+                    num(field!("encap.flags"), *flags),
+                    num(field!("encap.vni"), *vni)
                 )?;
             }
         }

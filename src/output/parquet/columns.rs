@@ -78,8 +78,9 @@ pub fn part_if(has: bool, part: u32) -> u32 {
     if has { part } else { 0 }
 }
 
-/// Declares the columns of rows of type `$row` once: `fields()` (the schema's fields) and
-/// `arrays(&[$row], present)` (the arrays of a batch), in the same order. Each column is built
+/// Declares the columns of rows of type `$row` once: `fields()` (the schema's fields),
+/// `arrays(&[$row], present)` (the arrays of a batch) and `COLUMNS` (their names), in the
+/// same order. Each column is built
 /// from the whole batch at once (`$array::from_iter` over the rows), which is several times
 /// faster than appending every row to one builder per column in turn. `$array` is any
 /// `FromIterator<Option<T>>` that is a [`Column`].
@@ -93,6 +94,10 @@ macro_rules! columns {
     (rows: $row:ty;
      $( $name:ident : $array:ty = $dt:expr, $nullable:expr, $( only $part:expr, )?
         |$r:ident| $value:expr; )*) => {
+        /// The column names, in order.
+        #[allow(dead_code)]
+        const COLUMNS: &[&str] = &[ $( stringify!($name), )* ];
+
         fn fields() -> Vec<arrow_schema::Field> {
             vec![ $( arrow_schema::Field::new(stringify!($name), $dt, $nullable), )* ]
         }

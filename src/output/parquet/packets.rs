@@ -4,6 +4,10 @@
 //! `encap` array of tunnel layers is its JSON text, and a header the packet lacks is null in
 //! every column of that header.
 //!
+//! The column names are those the field registry (src/filter/fields.rs) gives its fields: the
+//! build checks that the two agree both ways, and tests/field_table.rs that the types are
+//! compatible.
+//!
 //! Column types follow the fields' bit widths in IBTA Vol 1 §9.2–9.5 (the BTH PSN and DestQP
 //! are 24 bits → UInt32, the P_Key 16 bits → UInt16, …); addresses are strings as in JSON.
 
@@ -179,6 +183,10 @@ columns! {
     analysis_cnp_for: UInt64Array = DataType::UInt64, true, |r| r.marks.and_then(|m| m.cnp_for);
     analysis_message: UInt64Array = DataType::UInt64, true, |r| r.marks.and_then(|m| m.message);
 }
+
+// The columns are the registry's (src/filter/fields.rs): a column no registry field names, or
+// a field's column missing here, stops the build with its name.
+const _: () = crate::filter::fields::check_columns(COLUMNS);
 
 /// The `packets` table's Arrow schema (column names and types as documented in README):
 /// `capture`, `host`, then the columns of the packet.
