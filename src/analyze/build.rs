@@ -408,10 +408,26 @@ fn reports(mut flows: Vec<Flow>) -> (Vec<FlowReport>, Vec<ConnectionReport>) {
     (reports, connections)
 }
 
+/// Give back the lookup tables that only the packets needed (flow index, host pairs, the
+/// pairing candidates, CM pairs, UD senders, dropped flows) before the reports are built: the
+/// build is the run's peak, and on the 500k-frame mixed trace (7,832 flows) they hold about
+/// 2 MB (issue 38, point 5).
+fn release_lookups(a: &mut Analyzer) {
+    a.index = Default::default();
+    a.hosts = Default::default();
+    a.unpaired = Default::default();
+    a.unpaired_ud = Default::default();
+    a.cm_pairs = Default::default();
+    a.cm_reqs = Default::default();
+    a.dropped = Default::default();
+    a.ud = Default::default();
+}
+
 pub(super) fn build(mut a: Analyzer) -> Report {
     close(&mut a);
     let pmtu = a.cfg.mtu.or_else(|| a.global_pmtu());
     let warnings = warnings(&a);
+    release_lookups(&mut a);
     let (flow_reports, connections) = reports(std::mem::take(&mut a.flows));
     let mut report = Report {
         warnings,

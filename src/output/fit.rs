@@ -356,7 +356,7 @@ fn lines_width(s: &str) -> Option<usize> {
 /// names them ([`hidden_note`]); returns the hidden columns' names. A table still wider than
 /// the terminal (its words do not fit) is stacked instead, every column shown
 /// ([`write_stacked`](super::stack::write_stacked)). Without `width`, the table is drawn at full width by `Plain`: `row` is called once
-/// per row and the cells kept compactly (a table of up to `CACHE_BYTES`, 4 MiB), or twice per row
+/// per row and the cells kept compactly (a table of up to `CACHE_BYTES`, 1 MiB), or twice per row
 /// (once for the column widths, once to draw it) so that no more than one row is held.
 ///
 /// # Errors
@@ -462,9 +462,10 @@ fn write_plain<R: AsRef<[Cell]>>(
 }
 
 /// Most bytes of cells [`write_table`] keeps between measuring and drawing (a flow table of
-/// about 8,000 flows); a longer table is formatted twice instead, so that the report of a
-/// capture that fills the flow table adds nothing to the peak memory.
-const CACHE_BYTES: usize = 4 << 20;
+/// about 3,600 flows); a longer table is formatted twice instead, so that the report of a
+/// capture with many flows adds nothing to the peak memory (issue 38's bound: with 4 MiB, the
+/// 7,832-flow mixed trace's table was kept, 2.8 MiB over the run's peak).
+const CACHE_BYTES: usize = 1 << 20;
 
 /// Bytes a kept cell takes besides its text.
 const CELL_BYTES: usize = std::mem::size_of::<Kept>();
@@ -472,7 +473,7 @@ const CELL_BYTES: usize = std::mem::size_of::<Kept>();
 /// A kept cell: where its text ends in [`Cells::text`], its printed width (terminal columns,
 /// measured once; [`WIDTH_UNKNOWN`] for one too wide to keep, measured again when drawn), its
 /// alignment (right) and colour: 8 bytes, as before widths were kept (with 12, the cell list of
-/// the 7,832-flow table would have taken 3 of the 4 MiB budget).
+/// a 7,832-flow table would have taken 3 MiB).
 type Kept = (u32, u16, bool, Option<Tint>);
 
 /// The width kept for a cell of 65,535 columns or more.

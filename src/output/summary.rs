@@ -161,7 +161,7 @@ const PRIORITY_DROP_ORDER: [&str; 2] = ["CNP PCP", "PCP"];
 /// [`write_summary`] fitted to a terminal `width` columns wide (`None`: full width): the flow
 /// table hides its least important columns (and says so), other tables wrap. Called on a thread
 /// of a `rayon` pool, the sections after the flow table are made by the pool's threads (up to
-/// 8,192 flows); the text is the same.
+/// 1,024 flows); the text is the same.
 ///
 /// # Errors
 /// The writer's.
@@ -203,9 +203,10 @@ pub fn write_summary_fit(
 
 /// Most flows whose report's later sections are written into memory in parallel: a larger
 /// report, up to a full flow table (`--max-flows`, 16,384 by default), is written in order as
-/// it is made, so that its text adds nothing to the peak memory (under QPN spraying the report
-/// phase is the run's peak; docs/perf.md).
-const PARALLEL_FLOWS: usize = 8192;
+/// it is made, so that its text adds nothing to the peak memory (the report phase is the run's
+/// peak; made on another thread, the text also sat in that thread's malloc arena, which the
+/// calling thread cannot reuse: docs/perf.md).
+const PARALLEL_FLOWS: usize = 1024;
 
 /// A section of the summary: the report, where to write, colour, the terminal width.
 type Section = fn(&Report, &mut dyn Write, bool, Option<u16>) -> io::Result<()>;
