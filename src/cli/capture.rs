@@ -146,7 +146,7 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
         ..LiveOptions::default()
     };
     let d = &a.display;
-    d.fields_format()?;
+    let out = d.plan()?;
     // Who to become once the device is open: decided (and a bad -Z refused) before opening.
     let plan = Plan::resolve(a.user.as_deref())?;
     let mut src = match LiveSource::open(a.interface(), &opts) {
@@ -163,7 +163,7 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
         }
         Err(e) => return Err(e.into()),
     };
-    let mut run = Run::new(d, src.linktype());
+    let mut run = Run::new(&out, src.linktype());
     run.set_source(&format!("capture on {}", a.interface()));
     let filter = match &d.filter {
         Some(f) => src.set_filter_counting_tag_misses(f, run.roce_predicate())?,

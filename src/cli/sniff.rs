@@ -108,7 +108,7 @@ pub fn capture(
 
     let d = &a.display;
     let mut src = RdmaSniffer::open(a.interface(), a.snaplen)?;
-    let mut run = Run::new(d, src.linktype());
+    let mut run = Run::new(&d.plan()?, src.linktype());
     run.set_source(&format!("capture on {}", a.interface()));
     // The sniffer receives every packet of the port: the filter (the user's, or the default
     // RoCE-only one) runs here.

@@ -9,6 +9,7 @@ pub mod capture_loop;
 pub mod crew;
 pub mod marked;
 pub mod parallel;
+pub mod plan;
 pub mod progress;
 
 use std::io::{self, Write};
@@ -18,7 +19,6 @@ use anyhow::{Context, Result};
 use crate::analyze::marks::Marks;
 use crate::analyze::tap::Tap;
 use crate::analyze::{AnalyzeConfig, Analyzer, Report, Seen};
-use crate::cli::{DisplayArgs, ReportArgs};
 use crate::decode::encap::clock::MirrorClock;
 use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, OtherKind, decode_frame};
 use crate::filter::DisplayFilter;
@@ -33,60 +33,49 @@ use crate::output::{FrameCtx, Printer};
 use crate::source::tag_miss::IsRoce;
 use crate::source::{FileSource, Record};
 use marked::Marking;
+use plan::{OutputPlan, PacketFormat, ReportPlan};
 use progress::Progress;
-
-/// Whether the packet lines carry analysis marks: `--marks`, or a display filter that reads
-/// `analysis.*`.
-fn marks_wanted(d: &DisplayArgs) -> bool {
-    d.marks
-        || d.display_filter
-            .as_ref()
-            .is_some_and(|f| f.reads_analysis())
-        || (d.format.is_some() && d.fields.iter().any(|f| f.starts_with("analysis")))
-}
 
 /// Bytes of report text gathered before each write to standard output.
 pub const REPORT_BUFFER: usize = 64 << 10;
 
 /// Whether a decoded frame is shown under the display options.
-pub fn selected(d: &DisplayArgs, frame: &Frame<'_>) -> bool {
+pub fn selected(d: &OutputPlan, frame: &Frame<'_>) -> bool {
     match &frame.kind {
         FrameKind::Roce(p) => {
             let Some(bth) = p.bth else {
-                return d.qp.is_none() && d.opcode.is_none();
+                return d.qp.is_none() && d.opcodes.is_none();
             };
             d.qp.is_none_or(|q| q == bth.dest_qp)
-                && d.opcode.as_ref().is_none_or(|s| s.0[bth.opcode.0 as usize])
+                && d.opcodes
+                    .as_ref()
+                    .is_none_or(|s| s.0[bth.opcode.0 as usize])
         }
         // A frame whose link or IP header could not be parsed might have been RoCE: show it
         // (marked) rather than let it vanish; other non-RoCE frames only with `--all`.
-        FrameKind::Other(OtherKind::Undecodable(_)) => d.qp.is_none() && d.opcode.is_none(),
+        FrameKind::Other(OtherKind::Undecodable(_)) => d.qp.is_none() && d.opcodes.is_none(),
         FrameKind::Other(_) => {
-            (d.all || d.display_filter.is_some()) && d.qp.is_none() && d.opcode.is_none()
+            (d.all || d.display_filter.is_some()) && d.qp.is_none() && d.opcodes.is_none()
         }
     }
 }
 
 /// Build the printer the display options ask for, over stdout (the printers buffer themselves).
-pub fn make_printer(d: &DisplayArgs) -> Box<dyn Printer + Send> {
+pub fn make_printer(d: &OutputPlan) -> Box<dyn Printer + Send> {
     printer_into(d, io::stdout(), true)
 }
 
 /// The printer the display options ask for, writing to `out`; `-T fields`' header line first
 /// when `header` (and `-E header=y`).
 fn printer_into<'w, W: io::Write + Send + 'w>(
-    d: &DisplayArgs,
+    d: &OutputPlan,
     out: W,
     header: bool,
 ) -> Box<dyn Printer + Send + 'w> {
-    // Checked when the run starts ([`DisplayArgs::fields_format`]).
-    if let Ok(Some(f)) = d.fields_format() {
-        return Box::new(FieldsPrinter::new(out, f, header));
-    }
-    if d.json {
-        Box::new(JsonPrinter::new(out))
-    } else {
-        Box::new(TextPrinter::new(out, d.color.enabled(), d.verbose))
+    match &d.format {
+        PacketFormat::Fields(f) => Box::new(FieldsPrinter::new(out, f.clone(), header)),
+        PacketFormat::Json => Box::new(JsonPrinter::new(out)),
+        PacketFormat::Text { color, verbose } => Box::new(TextPrinter::new(out, *color, *verbose)),
     }
 }
 
@@ -96,7 +85,7 @@ fn printer_into<'w, W: io::Write + Send + 'w>(
 pub struct Shape {
     cfg: DecodeConfig,
     linktype: LinkType,
-    display: DisplayArgs,
+    display: OutputPlan,
     /// Whether per-packet output is printed (not with `-q`, nor with a JSON report).
     print_packets: bool,
 }
@@ -204,7 +193,7 @@ pub struct Run {
 
 impl Run {
     /// A run over frames of `linktype`.
-    pub fn new(display: &DisplayArgs, linktype: LinkType) -> Run {
+    pub fn new(display: &OutputPlan, linktype: LinkType) -> Run {
         let r = &display.report;
         let mut analyzer = r.wanted().then(|| {
             Analyzer::new(AnalyzeConfig {
@@ -219,7 +208,7 @@ impl Run {
         if let (Some(a), Some(_)) = (&mut analyzer, &r.html) {
             a.set_tap(Box::new(Recorder::default()));
         }
-        let marking = marks_wanted(display).then(|| {
+        let marking = display.marks.then(|| {
             let a = analyzer.get_or_insert_with(|| {
                 Analyzer::new(AnalyzeConfig {
                     mtu: r.mtu,
@@ -236,7 +225,7 @@ impl Run {
                     .with_vxlan_ports(&display.vxlan_ports),
                 linktype,
                 display: display.clone(),
-                print_packets: !(r.quiet || r.html.is_some() || (display.json && r.wanted())),
+                print_packets: !(r.quiet || r.html.is_some() || (display.json() && r.wanted())),
             },
             clock: display.mirror_time.then(MirrorClock::new),
             base_ts: None,
@@ -504,8 +493,8 @@ impl Run {
             // Standard output is line-buffered: one write per line otherwise (a report of
             // thousands of flows or gaps took as long to write as the capture to read).
             let mut out = io::BufWriter::with_capacity(REPORT_BUFFER, io::stdout().lock());
-            printed =
-                write_reports(&report, &self.shape.display, &mut out).and_then(|()| out.flush());
+            printed = write_reports(&report, &self.shape.display.report, &mut out)
+                .and_then(|()| out.flush());
         }
         let files = self.write_files(&report, tap);
         match (printed, files) {
@@ -546,12 +535,11 @@ fn write_html(report: &Report, trace: &Trace, name: &str, path: &str) -> io::Res
 ///
 /// # Errors
 /// Output I/O errors.
-pub fn write_reports(report: &Report, d: &DisplayArgs, out: &mut dyn Write) -> io::Result<()> {
+pub fn write_reports(report: &Report, r: &ReportPlan, out: &mut dyn Write) -> io::Result<()> {
     use crate::output::summary::{write_gaps_fit, write_messages_fit, write_summary_fit};
-    let r: &ReportArgs = &d.report;
     // `-q` alone means the summary.
     let summary = r.summary || !(r.messages || r.gaps);
-    if d.json {
+    if r.json {
         if summary {
             // One document; it already holds `gaps` and, with --messages, `messages`.
             serde_json::to_writer(&mut *out, report).map_err(io::Error::from)?;
@@ -571,7 +559,7 @@ pub fn write_reports(report: &Report, d: &DisplayArgs, out: &mut dyn Write) -> i
         }
         return Ok(());
     }
-    let color = d.color.enabled();
+    let color = r.color;
     let width = if r.wide {
         None
     } else {
@@ -595,7 +583,7 @@ pub fn write_reports(report: &Report, d: &DisplayArgs, out: &mut dyn Write) -> i
 
 /// Why a run over `shown` found nothing to show, if it did: a capture header without records,
 /// or frames none of which is RoCE (when no option narrowed them).
-fn nothing_found(run: &Run, d: &DisplayArgs, shown: &str) -> Option<String> {
+fn nothing_found(run: &Run, d: &OutputPlan, shown: &str) -> Option<String> {
     if run.frames() == 0 && d.filter.is_none() {
         return Some(format!(
             "{shown}: no frames (the file holds a capture header only)"
@@ -603,7 +591,7 @@ fn nothing_found(run: &Run, d: &DisplayArgs, shown: &str) -> Option<String> {
     }
     let unfiltered = d.filter.is_none()
         && d.qp.is_none()
-        && d.opcode.is_none()
+        && d.opcodes.is_none()
         && d.display_filter.is_none()
         && !d.all;
     if run.roce_frames() > 0 || !unfiltered {
@@ -679,17 +667,11 @@ pub fn list_fields() -> Result<Outcome> {
 /// error in the middle of the file (reported after the frames read before it are printed).
 pub fn read_file(
     path: &str,
-    d: &DisplayArgs,
+    d: &OutputPlan,
     threads: usize,
     write: Option<&str>,
 ) -> Result<Outcome> {
     let shown = if path == "-" { "<stdin>" } else { path };
-    d.fields_format()?;
-    if let Some(w) = write
-        && crate::cli::same_file(w, path)
-    {
-        return Err(crate::cli::ArgError(format!("-w {w}: that is the file being read")).into());
-    }
     let mut src = FileSource::open(path).with_context(|| shown.to_string())?;
     let mut run = Run::new(d, src.linktype());
     run.set_source(shown);
