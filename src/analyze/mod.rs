@@ -23,6 +23,7 @@ mod capture_gap;
 pub mod cm;
 pub mod congestion;
 pub mod evidence;
+pub mod finding;
 pub mod findings;
 pub mod flow;
 pub mod live;

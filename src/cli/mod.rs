@@ -6,6 +6,7 @@ pub mod capture;
 pub mod correlate;
 pub mod export;
 pub mod job;
+mod live;
 pub mod nccl;
 pub mod plot;
 pub mod sniff;

@@ -104,7 +104,9 @@ pub fn correlate(cfg: &Config) -> Result<Report> {
     let mut m = Matcher::new(&plan, &s, cfg.window_ns);
     merge(open_all(cfg, &dcfg)?, &mut m);
     m.finish();
-    Ok(report::build(&s, &plan, &m, cfg.window_ns))
+    let mut r = report::build(&s, &plan, &m, cfg.window_ns);
+    r.findings = findings::derive(&r);
+    Ok(r)
 }
 
 fn open_all(cfg: &Config, dcfg: &DecodeConfig) -> Result<Vec<CaptureReader>> {
