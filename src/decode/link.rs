@@ -616,7 +616,7 @@ fn infiniband(data: &[u8], cut: usize, link: LinkSummary) -> Frame<'_> {
 /// ERF record ([`ErfHeader`]): for Ethernet (type 2) the frame after the pad, for InfiniBand
 /// (type 21) the LRH. The bytes cut off are those of `wlen` not captured after the header (the
 /// pcap record's lengths count the header; the record's time and lengths are the ERF
-/// header's, [`crate::source::erf`]).
+/// header's, `source::erf`).
 fn erf<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
     let link = LinkSummary::default();
     let h = match ErfHeader::parse(data) {

@@ -2,6 +2,7 @@
 //! decoder and analysis know nothing about formats.
 
 mod arrange;
+mod cell;
 pub mod fields;
 pub mod findings;
 pub mod fit;
