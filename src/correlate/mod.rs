@@ -51,7 +51,6 @@ pub mod plan;
 pub mod report;
 pub mod stats;
 pub mod survey;
-pub mod text;
 
 mod reader;
 

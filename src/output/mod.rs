@@ -3,6 +3,7 @@
 
 mod arrange;
 mod cell;
+pub mod correlate;
 pub mod fields;
 pub mod findings;
 pub mod fit;
