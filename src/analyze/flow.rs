@@ -9,7 +9,7 @@
 
 use super::congestion::Congestion;
 use super::message::{Assembler, MessageKind, MessageStatus};
-use super::outcome::{AwaitQueue, Outstanding, QpError};
+use super::pending::{AwaitQueue, Outstanding, QpError};
 use super::priority::{Counts, Priority};
 use super::psn::PsnTracker;
 use super::report::CountBytes;
@@ -111,10 +111,6 @@ pub struct OpenGap {
 
 /// Most AckReq packets awaiting an ACK per flow.
 pub const MAX_PENDING_ACKS: usize = 1024;
-/// Most requests awaiting a response (READ, atomic, FLUSH, ATOMIC WRITE) remembered per flow.
-pub const MAX_OUTSTANDING: usize = 256;
-/// Most completed SEND/WRITE messages awaiting their ACK or NAK remembered per flow.
-pub const MAX_AWAITING: usize = 1024;
 /// Most open gap stories per flow.
 pub const MAX_OPEN_GAPS: usize = 32;
 /// Most unacknowledged request units remembered per flow for the MSN check.

@@ -30,6 +30,7 @@ pub mod live;
 pub mod marks;
 pub mod message;
 pub mod outcome;
+pub mod pending;
 pub mod priority;
 pub mod psn;
 pub mod report;
