@@ -170,7 +170,7 @@ pub struct FlowCold {
     pub open_gaps: VecDeque<OpenGap>,
     /// Request packets after gaps not yet known to be capture losses or real ones (see
     /// `capture_gap`).
-    pub capture_gap: super::capture_gap::State,
+    pub capture_gap: super::gap_forks::State,
     /// While retransmitting: the PSN that continues the current retransmission episode.
     pub retx_psn: Option<u32>,
     /// Retransmission episodes after a PSN-sequence NAK.
@@ -302,6 +302,16 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// Remember one request unit as the responder's MSN counts it (the last PSN of a
+    /// SEND/WRITE, the PSN of a READ request or atomic), for the MSN cross-check: at most
+    /// [`MAX_UNITS`], the oldest dropped.
+    pub(super) fn unit(&mut self, psn: u32) {
+        if self.unit_psns.len() >= MAX_UNITS {
+            self.unit_psns.pop_front();
+        }
+        self.unit_psns.push_back(psn);
+    }
+
     /// A new empty flow.
     pub fn new(key: FlowKey, ts: u64, frame: u64) -> Flow {
         Flow {

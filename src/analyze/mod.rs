@@ -26,6 +26,7 @@ pub mod evidence;
 pub mod finding;
 pub mod findings;
 pub mod flow;
+mod gap_forks;
 pub mod live;
 pub mod marks;
 pub mod message;
