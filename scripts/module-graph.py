@@ -1,4 +1,10 @@
-import re,os
+#!/usr/bin/env python3
+"""The crate's module graph from `use crate::…` / `super::` / `self::` paths in src/ (code only:
+comments and `#[cfg(test)] mod tests` bodies are left out). Prints every file-level 2-cycle
+(`cycle A <-> B`), every import from a lower layer to a higher one (`up A -> B`) and the
+top-level edges; exits 1 when it printed a cycle or an `up` line. tests/layers.rs runs the same
+check in `cargo test`. Run from the repository root."""
+import re,os,sys
 mods={}
 for dp,dn,fn in os.walk('src'):
     for f in fn:
@@ -57,13 +63,17 @@ seen=set()
 for a,ds in sorted(edges.items()):
     for b in sorted(ds):
         if a in edges.get(b,()) and (b,a) not in seen:
-            seen.add((a,b)); print('cycle',a,'<->',b)
+            seen.add((a,b)); print('cycle',a,'<->',b); bad=True
 # layer violations: lower layers importing higher
-order=['source','decode','analyze','filter','nccl','correlate','output','tui','pipeline','cli']
+# Lowest first. decode reads bytes only; source (files, live capture) tags records with decode's
+# LinkType; analyze (filter, nccl, correlate beside) reads decoded frames; output prints;
+# pipeline runs; tui and cli on top. generate and synth stand apart.
+order=['decode','source','analyze','filter','nccl','correlate','output','pipeline','tui','cli']
+bad=False
 for a,ds in sorted(edges.items()):
     for b in ds:
         ta=a.split('::')[0]; tb=b.split('::')[0]
-        if ta in order and tb in order and order.index(tb)>order.index(ta): print('up',a,'->',b)
+        if ta in order and tb in order and order.index(tb)>order.index(ta): print('up',a,'->',b); bad=True
 print('--- top-level edges')
 top={}
 for a,ds in edges.items():
@@ -71,3 +81,4 @@ for a,ds in edges.items():
         ta=a.split('::')[0]; tb=b.split('::')[0]
         if ta!=tb: top.setdefault(ta,set()).add(tb)
 for a in sorted(top): print(a,'->',sorted(top[a]))
+sys.exit(1 if bad else 0)
