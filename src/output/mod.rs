@@ -13,6 +13,7 @@ pub mod line;
 pub mod marks;
 pub mod parquet;
 pub mod plot;
+pub mod reports;
 pub mod savefile;
 pub mod stack;
 pub mod style;

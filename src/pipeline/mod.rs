@@ -26,7 +26,10 @@ use crate::filter::fields::Pkt;
 use crate::output::fields::FieldsPrinter;
 use crate::output::json::JsonPrinter;
 use crate::output::parquet::{Exporter, PacketMeta};
-use crate::output::plot::{Recorder, Trace};
+use crate::output::plot::Recorder;
+use crate::output::reports::{
+    HtmlReport, JsonReport, ParquetReport, ReportPrinter, Tables, TextReport,
+};
 use crate::output::savefile::MarkedWriter;
 use crate::output::text::TextPrinter;
 use crate::output::{FrameCtx, Printer};
@@ -492,9 +495,8 @@ impl Run {
         if printed.is_ok() && reports && self.shape.display.report.text_wanted() {
             // Standard output is line-buffered: one write per line otherwise (a report of
             // thousands of flows or gaps took as long to write as the capture to read).
-            let mut out = io::BufWriter::with_capacity(REPORT_BUFFER, io::stdout().lock());
-            printed = write_reports(&report, &self.shape.display.report, &mut out)
-                .and_then(|()| out.flush());
+            let out = io::BufWriter::with_capacity(REPORT_BUFFER, io::stdout().lock());
+            printed = report_printer(&self.shape.display.report, out).report(&report);
         }
         let files = self.write_files(&report, tap);
         match (printed, files) {
@@ -505,80 +507,51 @@ impl Run {
         }
     }
 
-    /// The `--html` report and the end of the Parquet export.
+    /// The end of the `-w` file, then the report's printers into files: the `--html` report
+    /// and the end of the Parquet export, in that order, up to the first that fails.
     fn write_files(&mut self, report: &Report, tap: Option<Box<dyn Tap>>) -> io::Result<()> {
         if let Some(w) = &mut self.savefile {
             w.finish()?;
         }
+        let mut files: Vec<Box<dyn ReportPrinter>> = Vec::new();
         if let Some(path) = &self.shape.display.report.html {
-            write_html(report, &Recorder::from_tap(tap), &self.source, path)?;
+            let trace = Recorder::from_tap(tap);
+            files.push(Box::new(HtmlReport::new(path, &self.source, trace)));
         }
         if let Some(e) = self.export.take() {
-            e.finish(report).map_err(io::Error::other)?;
+            files.push(Box::new(ParquetReport::new(e)));
         }
-        Ok(())
+        files.iter_mut().try_for_each(|p| p.report(report))
     }
 }
 
-/// Write the `--html` report to `path`.
-///
-/// # Errors
-/// A plot that cannot be drawn, or the file cannot be written (as an I/O error naming it).
-fn write_html(report: &Report, trace: &Trace, name: &str, path: &str) -> io::Result<()> {
-    let html = crate::output::html::render(report, trace, name)
-        .map_err(|e| io::Error::other(format!("{path}: {e:#}")))?;
-    std::fs::write(path, html).map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}")))
-}
-
-/// Print the reports `d` asks for: text tables, or JSON (one document for `--summary`, NDJSON
-/// lines for `--messages` and `--gaps`).
-///
-/// # Errors
-/// Output I/O errors.
-pub fn write_reports(report: &Report, r: &ReportPlan, out: &mut dyn Write) -> io::Result<()> {
-    use crate::output::summary::{write_gaps_fit, write_messages_fit, write_summary_fit};
+/// The printer of the reports `r` asks for, into `out`: text tables (fitted to the terminal
+/// unless `--wide`), or JSON (one document for `--summary`, NDJSON lines for `--messages` and
+/// `--gaps`).
+pub fn report_printer<'w, W: Write + 'w>(r: &ReportPlan, out: W) -> Box<dyn ReportPrinter + 'w> {
     // `-q` alone means the summary.
-    let summary = r.summary || !(r.messages || r.gaps);
+    let tables = Tables {
+        summary: r.summary || !(r.messages || r.gaps),
+        messages: r.messages,
+        gaps: r.gaps,
+    };
     if r.json {
-        if summary {
-            // One document; it already holds `gaps` and, with --messages, `messages`.
-            serde_json::to_writer(&mut *out, report).map_err(io::Error::from)?;
-            return out.write_all(b"\n");
-        }
-        if r.messages {
-            for m in report.messages.iter().flatten() {
-                serde_json::to_writer(&mut *out, m).map_err(io::Error::from)?;
-                out.write_all(b"\n")?;
-            }
-        }
-        if r.gaps {
-            for g in &report.gaps {
-                serde_json::to_writer(&mut *out, g).map_err(io::Error::from)?;
-                out.write_all(b"\n")?;
-            }
-        }
-        return Ok(());
+        return Box::new(JsonReport::new(out, tables));
     }
-    let color = r.color;
     let width = if r.wide {
         None
     } else {
         crate::output::fit::terminal_width()
     };
-    // On a terminal, the lines between the tables are broken to its width too.
-    crate::output::wrap::fitted(out, width, |out| {
-        if summary {
-            crate::output::findings::write_findings(report, out, color, r.findings)?;
-            write_summary_fit(report, out, color, width)?;
-        }
-        if r.messages {
-            write_messages_fit(report, out, color, width)?;
-        }
-        if r.gaps {
-            write_gaps_fit(report, out, color, width)?;
-        }
-        Ok(())
-    })
+    Box::new(TextReport::new(out, tables, r.color, width, r.findings))
+}
+
+/// Print the reports `r` asks for into `out` ([`report_printer`]).
+///
+/// # Errors
+/// Output I/O errors.
+pub fn write_reports(report: &Report, r: &ReportPlan, out: &mut dyn Write) -> io::Result<()> {
+    report_printer(r, out).report(report)
 }
 
 /// Why a run over `shown` found nothing to show, if it did: a capture header without records,
