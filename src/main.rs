@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use clap::error::ErrorKind;
 use roce_inspect::cli::{Cli, Command, capture, correlate, export, nccl, top};
-use roce_inspect::pipeline::{self, Outcome};
+use roce_inspect::pipeline::Outcome;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -14,10 +14,7 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let result = match &cli.command {
-        Command::Read(a) if a.list_fields => pipeline::list_fields(),
-        Command::Read(a) => {
-            pipeline::read_file(a.path(), &a.display, a.threads(), a.write.as_deref())
-        }
+        Command::Read(a) => roce_inspect::cli::read(a),
         Command::Capture(a) => capture::capture(a),
         Command::Export(a) => export::export(a),
         Command::Generate(a) => roce_inspect::generate::run(a).map(|()| Outcome::Ok),

@@ -46,7 +46,8 @@ use std::collections::VecDeque;
 
 use super::Sink;
 use super::flow::Flow;
-use super::message::{Accept, Assembler, Message, MessageKind, MessageStatus, Piece};
+pub use super::gap_forks::{Fork, Held};
+use super::message::{Accept, Message, MessageKind, MessageStatus, Piece};
 use super::outcome::{self, Awaiting};
 use super::psn::{PSN_HALF, PSN_MASK, psn_add, psn_diff};
 use crate::decode::Position;
@@ -57,50 +58,6 @@ pub const MAX_HELD: usize = 256;
 
 /// Most gaps open at once (forks stacked); one more resolves the oldest as a capture loss.
 pub const MAX_FORKS: usize = 16;
-
-/// A message completed after the gap, counted only once the gap is resolved.
-#[derive(Clone, Copy, Debug)]
-pub enum Held {
-    /// A SEND or WRITE, and the PSN the responder's MSN counts it at (its last).
-    SendWrite(Message),
-    /// A READ, atomic, FLUSH or ATOMIC WRITE request awaiting its response, with the PSNs it
-    /// reserves when known.
-    Request(Message, Option<u32>),
-    /// A RESYNC: PSNs and an MSN unit only.
-    Unit(u32),
-    /// The message a gap falls in: `incomplete`, with the bytes the capture shows; complete
-    /// when its last packet was seen (the responder then executed it: one MSN unit).
-    Cut(Message),
-}
-
-/// A flow's open gaps.
-#[derive(Clone, Debug, Default)]
-pub struct State {
-    /// One fork per open gap, oldest first: each fork's assembler started from the one
-    /// before it (the first from the flow's).
-    forks: Vec<Fork>,
-    /// With no gap open: the last PSN the responder has accepted (by an ACK or response at
-    /// it, or a NAK at the next one) when that is at or past the PSN the flow's assembler
-    /// expects, i.e. packets the capture has not shown yet. A gap that opens up to it is a
-    /// capture loss at once: so a timeout resend that follows (its ACK lost) is not taken
-    /// for a go-back-N after a real loss.
-    accepted: Option<u32>,
-}
-
-/// The packets after one gap, assembled apart until the gap is resolved.
-#[derive(Clone, Debug)]
-pub struct Fork {
-    /// The PSN a go-back-N resend starts from: the first one missing.
-    pub resume: u32,
-    /// The first PSN seen after the gap: the gap is `resume..gap_end`.
-    pub gap_end: u32,
-    /// The assembler synchronised after the gap.
-    asm: Assembler,
-    /// First PSN of the message the gap falls in, once known.
-    cut: Option<u32>,
-    /// Messages completed after the gap, in order.
-    held: VecDeque<Held>,
-}
 
 /// What the responder's answer tells of one gap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -331,14 +288,14 @@ fn commit(f: &mut Flow, sink: &mut Sink) {
     for h in held {
         match h {
             Held::SendWrite(m) => send_write(f, sink, &m),
-            Held::Unit(psn) => super::requester::unit(f, psn),
+            Held::Unit(psn) => f.unit(psn),
             Held::Request(m, span) => {
-                super::requester::unit(f, m.first_psn);
+                f.unit(m.first_psn);
                 outcome::expect_response(f, sink, m, span);
             }
             Held::Cut(mut m) => {
                 if m.complete && !m.kind.needs_response() {
-                    super::requester::unit(f, m.last_psn);
+                    f.unit(m.last_psn);
                 }
                 f.count_message(m.kind, m.bytes, MessageStatus::Incomplete);
                 if sink.wants_messages() {
@@ -353,7 +310,7 @@ fn commit(f: &mut Flow, sink: &mut Sink) {
 
 /// Count a held SEND or WRITE as the flow's assembler would have.
 fn send_write(f: &mut Flow, sink: &mut Sink, m: &Message) {
-    super::requester::unit(f, m.last_psn);
+    f.unit(m.last_psn);
     let done = Awaiting {
         first_psn: m.first_psn,
         last_psn: m.last_psn,

@@ -9,7 +9,7 @@
 
 use super::congestion::Congestion;
 use super::message::{Assembler, MessageKind, MessageStatus};
-use super::outcome::{AwaitQueue, Outstanding, QpError};
+use super::pending::{AwaitQueue, Outstanding, QpError};
 use super::priority::{Counts, Priority};
 use super::psn::PsnTracker;
 use super::report::CountBytes;
@@ -111,10 +111,6 @@ pub struct OpenGap {
 
 /// Most AckReq packets awaiting an ACK per flow.
 pub const MAX_PENDING_ACKS: usize = 1024;
-/// Most requests awaiting a response (READ, atomic, FLUSH, ATOMIC WRITE) remembered per flow.
-pub const MAX_OUTSTANDING: usize = 256;
-/// Most completed SEND/WRITE messages awaiting their ACK or NAK remembered per flow.
-pub const MAX_AWAITING: usize = 1024;
 /// Most open gap stories per flow.
 pub const MAX_OPEN_GAPS: usize = 32;
 /// Most unacknowledged request units remembered per flow for the MSN check.
@@ -174,7 +170,7 @@ pub struct FlowCold {
     pub open_gaps: VecDeque<OpenGap>,
     /// Request packets after gaps not yet known to be capture losses or real ones (see
     /// `capture_gap`).
-    pub capture_gap: super::capture_gap::State,
+    pub capture_gap: super::gap_forks::State,
     /// While retransmitting: the PSN that continues the current retransmission episode.
     pub retx_psn: Option<u32>,
     /// Retransmission episodes after a PSN-sequence NAK.
@@ -306,6 +302,16 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// Remember one request unit as the responder's MSN counts it (the last PSN of a
+    /// SEND/WRITE, the PSN of a READ request or atomic), for the MSN cross-check: at most
+    /// [`MAX_UNITS`], the oldest dropped.
+    pub(super) fn unit(&mut self, psn: u32) {
+        if self.unit_psns.len() >= MAX_UNITS {
+            self.unit_psns.pop_front();
+        }
+        self.unit_psns.push_back(psn);
+    }
+
     /// A new empty flow.
     pub fn new(key: FlowKey, ts: u64, frame: u64) -> Flow {
         Flow {

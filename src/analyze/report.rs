@@ -43,8 +43,8 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub messages: Option<Vec<Message>>,
     /// What went wrong, where, the likely cause and what to change, errors first
-    /// ([`super::findings::derive()`], issue 34).
-    pub findings: Vec<super::findings::Finding>,
+    /// (`findings::derive()`, issue 34).
+    pub findings: Vec<super::finding::Finding>,
 }
 
 /// Frame counts over the whole capture.

@@ -8,7 +8,7 @@
 use super::Packet;
 use super::Sink;
 use super::capture_gap::{self, Held};
-use super::flow::{Flow, MAX_OPEN_GAPS, MAX_PENDING_ACKS, MAX_UNITS, OpenGap};
+use super::flow::{Flow, MAX_OPEN_GAPS, MAX_PENDING_ACKS, OpenGap};
 use super::message::{Accept, FethInfo, Message, MessageKind, Piece};
 use super::outcome::{self, Awaiting};
 use super::psn::{PsnVerdict, psn_add, psn_diff, read_psn_span};
@@ -208,15 +208,6 @@ pub(super) fn assemble_ud(f: &mut Flow, sink: &mut Sink, r: &Req<'_, '_>) {
     assemble(f, sink, r, 1, 0, None);
 }
 
-/// One request unit as the responder's MSN counts it (the last PSN of a SEND/WRITE, the PSN of
-/// a READ request or atomic), for the MSN cross-check.
-pub(super) fn unit(f: &mut Flow, psn: u32) {
-    if f.unit_psns.len() >= MAX_UNITS {
-        f.unit_psns.pop_front();
-    }
-    f.unit_psns.push_back(psn);
-}
-
 /// Message assembly under go-back-N; a completed message goes to [`outcome`].
 fn assemble(
     f: &mut Flow,
@@ -279,12 +270,12 @@ fn assemble(
         } else {
             None
         };
-        unit(f, r.bth.psn);
+        f.unit(r.bth.psn);
         outcome::send_write_done(f, sink, done, mismatch, kept.as_ref(), reliable(transport));
         return;
     }
     let (m, span) = request_message(m, kind, r, span);
-    unit(f, first_psn);
+    f.unit(first_psn);
     if kind.is_some() {
         outcome::expect_response(f, sink, m, span);
     }

@@ -3,14 +3,13 @@
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::net::IpAddr;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use pcap::{ConnectionStatus, Device};
 
 use super::CaptureArgs;
+use super::live::{give_up_root, install_stop_handler};
 use crate::output::parquet::{ExportTarget, Exporter};
 use crate::output::savefile::MarkedWriter;
 use crate::pipeline::capture_loop::{Stop, read_loop, summary_line};
@@ -31,28 +30,6 @@ pub(super) fn stdout_is_live() -> bool {
     }
     let fmt = st.st_mode & libc::S_IFMT;
     fmt == libc::S_IFIFO || fmt == libc::S_IFSOCK
-}
-
-/// Install the Ctrl-C / SIGTERM / SIGHUP handler: the first signal asks the capture loop to stop
-/// (and wakes a blocked read through `pcap_breakloop`); a second one exits at once with status
-/// 130 (C `exit()` still flushes the savefile's stdio buffer).
-pub(super) fn install_stop_handler(src: Option<&mut LiveSource>) -> Result<Arc<AtomicU32>> {
-    let signals = Arc::new(AtomicU32::new(0));
-    let seen = Arc::clone(&signals);
-    let breaker = src.map(|s| s.break_handle());
-    ctrlc::set_handler(move || {
-        if seen.fetch_add(1, Ordering::SeqCst) == 0 {
-            if let Some(b) = &breaker {
-                b.breakloop();
-            }
-        } else {
-            eprintln!("roce-inspect: interrupted again, exiting without the report");
-            crate::output::parquet::file::remove_temporaries();
-            std::process::exit(130);
-        }
-    })
-    .context("installing the Ctrl-C/SIGTERM handler")?;
-    Ok(signals)
 }
 
 /// Where `capture --parquet DIR` writes: the capture is named after the `-w` file, else
@@ -87,47 +64,6 @@ fn host_name() -> String {
     }
 }
 
-/// The device and the `-w` file are open: hand the `-w` file, the `--html` file and the
-/// `--parquet` folder (created now if new) to the user of `plan`, then become that user
-/// (tcpdump's `-Z`), and check at once that the `--html` file, written when the capture
-/// stops, can still be opened, rather than losing the report at the end.
-///
-/// # Errors
-/// A failed chown, mkdir or set*id call, a privilege left after the drop, or an `--html` file
-/// the user cannot write.
-pub(super) fn give_up_root(plan: &Plan, a: &CaptureArgs) -> Result<()> {
-    use std::fs::OpenOptions;
-    use std::path::Path;
-    // `-w -` is standard output (pcap_dump_open), already open: nothing to give.
-    if let Some(path) = a.write.as_deref().filter(|p| *p != "-") {
-        plan.hand_over(Path::new(path))?;
-    }
-    let html = a.display.report.html.as_deref();
-    if let (Some(h), Some(_)) = (html, plan.account()) {
-        OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(h)
-            .with_context(|| format!("cannot write --html {h}"))?;
-        plan.hand_over(Path::new(h))?;
-    }
-    if let Some(dir) = &a.parquet {
-        plan.hand_over_dir(dir)?;
-    }
-    plan.drop_now()?;
-    if let (Some(h), Some(user)) = (html, plan.account()) {
-        OpenOptions::new().write(true).open(h).with_context(|| {
-            format!(
-                "--html {h} cannot be written as {}, the user root was dropped to (-Z): give a \
-                 path that user can reach, or -Z root",
-                user.name
-            )
-        })?;
-    }
-    Ok(())
-}
-
 /// `roce-inspect capture IFACE`.
 ///
 /// # Errors
@@ -146,7 +82,7 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
         ..LiveOptions::default()
     };
     let d = &a.display;
-    d.fields_format()?;
+    let out = d.plan()?;
     // Who to become once the device is open: decided (and a bad -Z refused) before opening.
     let plan = Plan::resolve(a.user.as_deref())?;
     let mut src = match LiveSource::open(a.interface(), &opts) {
@@ -163,7 +99,7 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
         }
         Err(e) => return Err(e.into()),
     };
-    let mut run = Run::new(d, src.linktype());
+    let mut run = Run::new(&out, src.linktype());
     run.set_source(&format!("capture on {}", a.interface()));
     let filter = match &d.filter {
         Some(f) => src.set_filter_counting_tag_misses(f, run.roce_predicate())?,

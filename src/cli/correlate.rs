@@ -61,7 +61,7 @@ pub fn run(a: &CorrelateArgs) -> Result<Outcome> {
         } else {
             crate::output::fit::terminal_width()
         };
-        correlate::text::write_fit(&report, &mut out, a.color.enabled(), width)
+        crate::output::correlate::write_fit(&report, &mut out, a.color.enabled(), width)
     };
     let outcome = io_outcome(r.and_then(|()| out.flush()))?.unwrap_or(Outcome::Ok);
     // A capture cut short: the report of the frames before the damage is printed, then the

@@ -6,6 +6,7 @@ pub mod capture;
 pub mod correlate;
 pub mod export;
 pub mod job;
+mod live;
 pub mod nccl;
 pub mod plot;
 pub mod sniff;
@@ -13,7 +14,9 @@ pub mod top;
 
 use clap::{Args, Parser, Subcommand};
 
+pub use crate::decode::opcode::OpcodeSet;
 use crate::output::style::ColorChoice;
+use crate::pipeline::plan::{OutputPlan, PacketFormat, ReportPlan};
 
 /// Top-level command line.
 #[derive(Debug, Parser)]
@@ -47,14 +50,7 @@ pub struct Cli {
 #[error("{0}")]
 pub struct ArgError(pub String);
 
-/// Whether the paths `a` and `b` name the same file (through `..`, links or not); the same
-/// string when either cannot be resolved (a missing file, standard input `-`).
-pub(crate) fn same_file(a: &str, b: &str) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    }
-}
+use crate::source::file::same_file;
 
 /// Whether `e` is a bad command-line argument that only the run could find (a BPF filter
 /// expression of the user's that libpcap cannot compile, an [`ArgError`]): `roce-inspect` then
@@ -420,6 +416,41 @@ impl DisplayArgs {
             .map(Some)
             .map_err(ArgError)
     }
+
+    /// The run's output, resolved: the printer, the selection, the reports and files.
+    ///
+    /// # Errors
+    /// A bad `-T fields` layout ([`DisplayArgs::fields_format`]; a usage error).
+    pub fn plan(&self) -> Result<OutputPlan, ArgError> {
+        let format = match self.fields_format()? {
+            Some(f) => PacketFormat::Fields(f),
+            None if self.json => PacketFormat::Json,
+            None => PacketFormat::Text {
+                color: self.color.enabled(),
+                verbose: self.verbose,
+            },
+        };
+        let marks = self.marks
+            || self
+                .display_filter
+                .as_ref()
+                .is_some_and(|f| f.reads_analysis())
+            || (self.format.is_some() && self.fields.iter().any(|f| f.starts_with("analysis")));
+        Ok(OutputPlan {
+            format,
+            count: self.count,
+            filter: self.filter.clone(),
+            qp: self.qp,
+            opcodes: self.opcode.clone(),
+            display_filter: self.display_filter.clone(),
+            marks,
+            all: self.all,
+            roce_ports: self.roce_ports.clone(),
+            vxlan_ports: self.vxlan_ports.clone(),
+            mirror_time: self.mirror_time,
+            report: self.report.plan(self.json, self.color.enabled()),
+        })
+    }
 }
 
 /// Analysis reports (flows, PSNs, messages, congestion) printed after the packets.
@@ -467,21 +498,42 @@ pub struct ReportArgs {
 }
 
 impl ReportArgs {
-    /// Whether any report was asked for (and so the analyzer must run).
-    pub fn wanted(&self) -> bool {
-        self.text_wanted() || self.html.is_some()
+    /// The reports asked for, printed as JSON when `json`, in colour when `color`.
+    pub fn plan(&self, json: bool, color: bool) -> ReportPlan {
+        ReportPlan {
+            summary: self.summary,
+            quiet: self.quiet,
+            messages: self.messages,
+            gaps: self.gaps,
+            mtu: self.mtu,
+            max_flows: self.max_flows,
+            encap_session: self.encap_session,
+            html: self.html.clone(),
+            wide: self.wide,
+            findings: self.findings,
+            json,
+            color,
+        }
     }
+}
 
-    /// Whether a report is printed (text or JSON), not only written as HTML.
-    pub fn text_wanted(&self) -> bool {
-        self.summary || self.quiet || self.messages || self.gaps
+/// `roce-inspect read FILE`: the arguments checked (`-T fields`, `-w` not the file read), then
+/// the run.
+///
+/// # Errors
+/// A usage error ([`ArgError`]), or the run's ([`crate::pipeline::read_file`]).
+pub fn read(a: &ReadArgs) -> anyhow::Result<crate::pipeline::Outcome> {
+    if a.list_fields {
+        return crate::pipeline::list_fields();
     }
-
-    /// Whether the summary (with its warnings) is printed: `--summary`, or `-q` without
-    /// `--messages` or `--gaps`.
-    pub fn summary_shown(&self) -> bool {
-        self.summary || (self.quiet && !(self.messages || self.gaps))
+    let path = a.path();
+    let plan = a.display.plan()?;
+    if let Some(w) = a.write.as_deref()
+        && same_file(w, path)
+    {
+        return Err(ArgError(format!("-w {w}: that is the file being read")).into());
     }
+    crate::pipeline::read_file(path, &plan, a.threads(), a.write.as_deref())
 }
 
 pub(crate) fn parse_mtu(s: &str) -> Result<u32, String> {
@@ -499,10 +551,6 @@ fn parse_display_filter(s: &str) -> Result<std::sync::Arc<crate::filter::Display
         .map(std::sync::Arc::new)
         .map_err(|e| e.to_string())
 }
-
-/// A set of opcodes selected with `--opcode`.
-#[derive(Clone, Debug)]
-pub struct OpcodeSet(pub Box<[bool; 256]>);
 
 fn parse_opcode(s: &str) -> Result<OpcodeSet, String> {
     crate::decode::opcode::parse_opcode_selector(s).map(|a| OpcodeSet(Box::new(a)))

@@ -99,7 +99,7 @@ pub fn capture(
 ) -> Result<Outcome> {
     use std::time::{Duration, Instant};
 
-    use super::capture::install_stop_handler;
+    use super::live::install_stop_handler;
     use crate::decode::LinkType;
     use crate::pipeline::Run;
     use crate::pipeline::capture_loop::{read_loop, summary_line};
@@ -108,7 +108,7 @@ pub fn capture(
 
     let d = &a.display;
     let mut src = RdmaSniffer::open(a.interface(), a.snaplen)?;
-    let mut run = Run::new(d, src.linktype());
+    let mut run = Run::new(&d.plan()?, src.linktype());
     run.set_source(&format!("capture on {}", a.interface()));
     // The sniffer receives every packet of the port: the filter (the user's, or the default
     // RoCE-only one) runs here.
@@ -137,7 +137,7 @@ pub fn capture(
             msg: m,
         })?;
     }
-    super::capture::give_up_root(plan, a)?;
+    super::live::give_up_root(plan, a)?;
     let signals = install_stop_handler(None)?;
     let deadline = a
         .duration

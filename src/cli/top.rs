@@ -217,7 +217,8 @@ pub fn top(a: &TopArgs) -> Result<Outcome> {
     }
     if a.summary {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        let r = write_reports(&done.report, &a.display(), &mut out).and_then(|()| out.flush());
+        let r = write_reports(&done.report, &a.display().plan()?.report, &mut out)
+            .and_then(|()| out.flush());
         if let Some(o) = io_outcome(r)? {
             return Ok(o);
         }

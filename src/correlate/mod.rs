@@ -51,7 +51,6 @@ pub mod plan;
 pub mod report;
 pub mod stats;
 pub mod survey;
-pub mod text;
 
 mod reader;
 
@@ -104,7 +103,9 @@ pub fn correlate(cfg: &Config) -> Result<Report> {
     let mut m = Matcher::new(&plan, &s, cfg.window_ns);
     merge(open_all(cfg, &dcfg)?, &mut m);
     m.finish();
-    Ok(report::build(&s, &plan, &m, cfg.window_ns))
+    let mut r = report::build(&s, &plan, &m, cfg.window_ns);
+    r.findings = findings::derive(&r);
+    Ok(r)
 }
 
 fn open_all(cfg: &Config, dcfg: &DecodeConfig) -> Result<Vec<CaptureReader>> {

@@ -343,7 +343,7 @@ fn single_rows(n: &Names<'_>, dead: &[bool]) -> Vec<SingleRow> {
         .collect()
 }
 
-/// Assemble the report.
+/// Assemble the report, its findings left empty (`correlate::findings::derive` reads the rest).
 pub fn build(s: &Survey, plan: &Plan, m: &Matcher<'_>, window_ns: i64) -> Report {
     let offsets = final_offsets(s.captures.len(), plan, m);
     let n = Names { s, plan };
@@ -351,7 +351,7 @@ pub fn build(s: &Survey, plan: &Plan, m: &Matcher<'_>, window_ns: i64) -> Report
     let link = |e: &Event| plan.links[e.link as usize];
     let dead = dead_links(plan, m);
     let live = |e: &&Event| !dead[e.link as usize];
-    let mut r = Report {
+    Report {
         window_ns,
         captures: capture_rows(s),
         clock_reference: plan.reference,
@@ -389,7 +389,5 @@ pub fn build(s: &Survey, plan: &Plan, m: &Matcher<'_>, window_ns: i64) -> Report
             .any(|v| v.len() >= super::matcher::MAX_LISTED),
         peak_waiting: m.peak_pending,
         findings: Vec::new(),
-    };
-    r.findings = super::findings::derive(&r);
-    r
+    }
 }

@@ -1,6 +1,6 @@
 //! The header of an Endace ERF record (link type 197, as ibdump and DAG cards write them): read
 //! by the decoder to find the frame, and by the sources to give a record the frame's time and
-//! lengths ([`crate::source::erf`]).
+//! lengths (`source::erf`).
 //!
 //! Layout (spec/roce.md §7): timestamp 8 bytes little-endian, 32.32 fixed-point seconds since
 //! the epoch; type 1 byte (top bit: an 8-byte extension header follows, and each extension's

@@ -11,7 +11,7 @@ use etherparse::{
     SingleVlanSlice, UdpHeaderSlice, err,
 };
 
-use super::encap::{self, Encap, MAX_ENCAP, Outer};
+use super::encap::{self, Encap, EncapError, EncapKind, EncapLayer, MAX_ENCAP, Opened, Outer};
 use super::erf::{self, ErfHeader};
 use super::headers::{Grh, Lrh};
 use super::icrc;
@@ -335,7 +335,7 @@ fn transport_proto<'a>(
                     dst: ip.dst,
                     missing: (udp.length() as usize).saturating_sub(payload.len()),
                 };
-                return encap::vxlan(&payload[..udp_len], outer, link, cx);
+                return tunnel(encap::vxlan(&payload[..udp_len]), &outer, link, cx);
             }
             if !cx.cfg.is_roce_port(dport) {
                 return other(
@@ -368,8 +368,10 @@ fn transport_proto<'a>(
                 dst: ip.dst,
                 missing: declared.saturating_sub(payload.len()),
             };
-            encap::gre(payload, outer, link, cx)
-                .unwrap_or_else(|| other(link, net(), OtherKind::Ip { protocol: 47 }))
+            match encap::gre(payload) {
+                Some(opened) => tunnel(opened, &outer, link, cx),
+                None => other(link, net(), OtherKind::Ip { protocol: 47 }),
+            }
         }
         p => other(link, net(), OtherKind::Ip { protocol: p.0 }),
     }
@@ -616,7 +618,7 @@ fn infiniband(data: &[u8], cut: usize, link: LinkSummary) -> Frame<'_> {
 /// ERF record ([`ErfHeader`]): for Ethernet (type 2) the frame after the pad, for InfiniBand
 /// (type 21) the LRH. The bytes cut off are those of `wlen` not captured after the header (the
 /// pcap record's lengths count the header; the record's time and lengths are the ERF
-/// header's, [`crate::source::erf`]).
+/// header's, `source::erf`).
 fn erf<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
     let link = LinkSummary::default();
     let h = match ErfHeader::parse(data) {
@@ -630,4 +632,60 @@ fn erf<'a>(data: &'a [u8], cx: Cx<'_>) -> Frame<'a> {
         erf::TYPE_INFINIBAND => infiniband(frame, cut, link),
         t => other(link, None, OtherKind::ErfType(t)),
     }
+}
+
+/// The frame a tunnel (`encap::gre`, `encap::vxlan`) opened, decoded, with the tunnel recorded
+/// around it; a tunnel header that could not be read is shown as undecodable.
+fn tunnel<'a>(opened: Opened<'a>, outer: &Outer, link: LinkSummary, cx: Cx<'_>) -> Frame<'a> {
+    match opened {
+        Opened::Inner {
+            data,
+            ethernet,
+            kind,
+        } => inner(data, ethernet, kind, outer, link, cx),
+        Opened::Failed(e) => failed(link, outer, e),
+    }
+}
+
+/// A tunnel header that could not be decoded: shown and counted as undecodable.
+fn failed<'a>(link: LinkSummary, outer: &Outer, e: EncapError) -> Frame<'a> {
+    let net = NetSummary {
+        src: outer.src,
+        dst: outer.dst,
+    };
+    other(
+        link,
+        Some(net),
+        OtherKind::Undecodable(Undecodable::Encap(e)),
+    )
+}
+
+/// Decode the inner frame of a tunnel and record the tunnel around it.
+fn inner<'a>(
+    data: &'a [u8],
+    is_ethernet: bool,
+    kind: EncapKind,
+    outer: &Outer,
+    link: LinkSummary,
+    cx: Cx<'_>,
+) -> Frame<'a> {
+    let exact =
+        matches!(kind, EncapKind::Erspan2(..) | EncapKind::Erspan3(..)) && !kind.truncated();
+    let icx = Cx {
+        cfg: cx.cfg,
+        cut: if exact { outer.missing } else { usize::MAX },
+        depth: cx.depth + 1,
+    };
+    let mut f = if is_ethernet {
+        ethernet(data, icx)
+    } else {
+        raw_ip(data, LinkSummary::default(), icx)
+    };
+    let layer = EncapLayer {
+        src: outer.src,
+        dst: outer.dst,
+        kind,
+    };
+    f.encap.push_outer(layer, link);
+    f
 }

@@ -532,6 +532,11 @@ impl fmt::Display for Opcode {
     }
 }
 
+/// A set of BTH opcodes (IBTA Vol. 1 §9.2, the 8-bit OpCode field): entry N is whether opcode
+/// N is in it; what `--opcode` selects ([`parse_opcode_selector`]).
+#[derive(Clone, Debug)]
+pub struct OpcodeSet(pub Box<[bool; 256]>);
+
 /// Parse a user's `--opcode` value: a number (`10`, `0x0a`), a full token
 /// (`RC_RDMA_WRITE_ONLY`), or an operation name matching every transport (`RDMA_WRITE_ONLY`,
 /// `CNP`). Case-insensitive. Returns the matching opcodes as a 256-bit set.

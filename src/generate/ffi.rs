@@ -9,8 +9,7 @@ use std::ffi::{CStr, c_int, c_void};
 
 use rdma_sys::{ibv_context, ibv_gid_entry, ibv_mr, ibv_pd};
 
-/// `IBV_LINK_LAYER_ETHERNET` of verbs.h's anonymous enum (not exported by rdma-sys).
-pub const IBV_LINK_LAYER_ETHERNET: u8 = 2;
+pub use crate::source::sniffer::verbs::IBV_LINK_LAYER_ETHERNET;
 
 /// `int _ibv_query_gid_ex(struct ibv_context *, uint32_t port_num, uint32_t gid_index,
 /// struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)`: returns 0 or an errno

@@ -2,6 +2,8 @@
 //! decoder and analysis know nothing about formats.
 
 mod arrange;
+mod cell;
+pub mod correlate;
 pub mod fields;
 pub mod findings;
 pub mod fit;
@@ -11,6 +13,7 @@ pub mod line;
 pub mod marks;
 pub mod parquet;
 pub mod plot;
+pub mod reports;
 pub mod savefile;
 pub mod stack;
 pub mod style;

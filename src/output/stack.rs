@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use unicode_width::UnicodeWidthStr;
 
-use super::fit::Cell;
+use super::cell::Cell;
 
 /// Columns of the value's indentation under the block's heading.
 const INDENT: usize = 2;

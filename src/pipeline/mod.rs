@@ -9,6 +9,7 @@ pub mod capture_loop;
 pub mod crew;
 pub mod marked;
 pub mod parallel;
+pub mod plan;
 pub mod progress;
 
 use std::io::{self, Write};
@@ -18,7 +19,6 @@ use anyhow::{Context, Result};
 use crate::analyze::marks::Marks;
 use crate::analyze::tap::Tap;
 use crate::analyze::{AnalyzeConfig, Analyzer, Report, Seen};
-use crate::cli::{DisplayArgs, ReportArgs};
 use crate::decode::encap::clock::MirrorClock;
 use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, OtherKind, decode_frame};
 use crate::filter::DisplayFilter;
@@ -26,67 +26,59 @@ use crate::filter::fields::Pkt;
 use crate::output::fields::FieldsPrinter;
 use crate::output::json::JsonPrinter;
 use crate::output::parquet::{Exporter, PacketMeta};
-use crate::output::plot::{Recorder, Trace};
+use crate::output::plot::Recorder;
+use crate::output::reports::{
+    HtmlReport, JsonReport, ParquetReport, ReportPrinter, Tables, TextReport,
+};
 use crate::output::savefile::MarkedWriter;
 use crate::output::text::TextPrinter;
 use crate::output::{FrameCtx, Printer};
 use crate::source::tag_miss::IsRoce;
 use crate::source::{FileSource, Record};
 use marked::Marking;
+use plan::{OutputPlan, PacketFormat, ReportPlan};
 use progress::Progress;
-
-/// Whether the packet lines carry analysis marks: `--marks`, or a display filter that reads
-/// `analysis.*`.
-fn marks_wanted(d: &DisplayArgs) -> bool {
-    d.marks
-        || d.display_filter
-            .as_ref()
-            .is_some_and(|f| f.reads_analysis())
-        || (d.format.is_some() && d.fields.iter().any(|f| f.starts_with("analysis")))
-}
 
 /// Bytes of report text gathered before each write to standard output.
 pub const REPORT_BUFFER: usize = 64 << 10;
 
 /// Whether a decoded frame is shown under the display options.
-pub fn selected(d: &DisplayArgs, frame: &Frame<'_>) -> bool {
+pub fn selected(d: &OutputPlan, frame: &Frame<'_>) -> bool {
     match &frame.kind {
         FrameKind::Roce(p) => {
             let Some(bth) = p.bth else {
-                return d.qp.is_none() && d.opcode.is_none();
+                return d.qp.is_none() && d.opcodes.is_none();
             };
             d.qp.is_none_or(|q| q == bth.dest_qp)
-                && d.opcode.as_ref().is_none_or(|s| s.0[bth.opcode.0 as usize])
+                && d.opcodes
+                    .as_ref()
+                    .is_none_or(|s| s.0[bth.opcode.0 as usize])
         }
         // A frame whose link or IP header could not be parsed might have been RoCE: show it
         // (marked) rather than let it vanish; other non-RoCE frames only with `--all`.
-        FrameKind::Other(OtherKind::Undecodable(_)) => d.qp.is_none() && d.opcode.is_none(),
+        FrameKind::Other(OtherKind::Undecodable(_)) => d.qp.is_none() && d.opcodes.is_none(),
         FrameKind::Other(_) => {
-            (d.all || d.display_filter.is_some()) && d.qp.is_none() && d.opcode.is_none()
+            (d.all || d.display_filter.is_some()) && d.qp.is_none() && d.opcodes.is_none()
         }
     }
 }
 
 /// Build the printer the display options ask for, over stdout (the printers buffer themselves).
-pub fn make_printer(d: &DisplayArgs) -> Box<dyn Printer + Send> {
+pub fn make_printer(d: &OutputPlan) -> Box<dyn Printer + Send> {
     printer_into(d, io::stdout(), true)
 }
 
 /// The printer the display options ask for, writing to `out`; `-T fields`' header line first
 /// when `header` (and `-E header=y`).
 fn printer_into<'w, W: io::Write + Send + 'w>(
-    d: &DisplayArgs,
+    d: &OutputPlan,
     out: W,
     header: bool,
 ) -> Box<dyn Printer + Send + 'w> {
-    // Checked when the run starts ([`DisplayArgs::fields_format`]).
-    if let Ok(Some(f)) = d.fields_format() {
-        return Box::new(FieldsPrinter::new(out, f, header));
-    }
-    if d.json {
-        Box::new(JsonPrinter::new(out))
-    } else {
-        Box::new(TextPrinter::new(out, d.color.enabled(), d.verbose))
+    match &d.format {
+        PacketFormat::Fields(f) => Box::new(FieldsPrinter::new(out, f.clone(), header)),
+        PacketFormat::Json => Box::new(JsonPrinter::new(out)),
+        PacketFormat::Text { color, verbose } => Box::new(TextPrinter::new(out, *color, *verbose)),
     }
 }
 
@@ -96,7 +88,7 @@ fn printer_into<'w, W: io::Write + Send + 'w>(
 pub struct Shape {
     cfg: DecodeConfig,
     linktype: LinkType,
-    display: DisplayArgs,
+    display: OutputPlan,
     /// Whether per-packet output is printed (not with `-q`, nor with a JSON report).
     print_packets: bool,
 }
@@ -204,7 +196,7 @@ pub struct Run {
 
 impl Run {
     /// A run over frames of `linktype`.
-    pub fn new(display: &DisplayArgs, linktype: LinkType) -> Run {
+    pub fn new(display: &OutputPlan, linktype: LinkType) -> Run {
         let r = &display.report;
         let mut analyzer = r.wanted().then(|| {
             Analyzer::new(AnalyzeConfig {
@@ -219,7 +211,7 @@ impl Run {
         if let (Some(a), Some(_)) = (&mut analyzer, &r.html) {
             a.set_tap(Box::new(Recorder::default()));
         }
-        let marking = marks_wanted(display).then(|| {
+        let marking = display.marks.then(|| {
             let a = analyzer.get_or_insert_with(|| {
                 Analyzer::new(AnalyzeConfig {
                     mtu: r.mtu,
@@ -236,7 +228,7 @@ impl Run {
                     .with_vxlan_ports(&display.vxlan_ports),
                 linktype,
                 display: display.clone(),
-                print_packets: !(r.quiet || r.html.is_some() || (display.json && r.wanted())),
+                print_packets: !(r.quiet || r.html.is_some() || (display.json() && r.wanted())),
             },
             clock: display.mirror_time.then(MirrorClock::new),
             base_ts: None,
@@ -503,9 +495,8 @@ impl Run {
         if printed.is_ok() && reports && self.shape.display.report.text_wanted() {
             // Standard output is line-buffered: one write per line otherwise (a report of
             // thousands of flows or gaps took as long to write as the capture to read).
-            let mut out = io::BufWriter::with_capacity(REPORT_BUFFER, io::stdout().lock());
-            printed =
-                write_reports(&report, &self.shape.display, &mut out).and_then(|()| out.flush());
+            let out = io::BufWriter::with_capacity(REPORT_BUFFER, io::stdout().lock());
+            printed = report_printer(&self.shape.display.report, out).report(&report);
         }
         let files = self.write_files(&report, tap);
         match (printed, files) {
@@ -516,86 +507,56 @@ impl Run {
         }
     }
 
-    /// The `--html` report and the end of the Parquet export.
+    /// The end of the `-w` file, then the report's printers into files: the `--html` report
+    /// and the end of the Parquet export, in that order, up to the first that fails.
     fn write_files(&mut self, report: &Report, tap: Option<Box<dyn Tap>>) -> io::Result<()> {
         if let Some(w) = &mut self.savefile {
             w.finish()?;
         }
+        let mut files: Vec<Box<dyn ReportPrinter>> = Vec::new();
         if let Some(path) = &self.shape.display.report.html {
-            write_html(report, &Recorder::from_tap(tap), &self.source, path)?;
+            let trace = Recorder::from_tap(tap);
+            files.push(Box::new(HtmlReport::new(path, &self.source, trace)));
         }
         if let Some(e) = self.export.take() {
-            e.finish(report).map_err(io::Error::other)?;
+            files.push(Box::new(ParquetReport::new(e)));
         }
-        Ok(())
+        files.iter_mut().try_for_each(|p| p.report(report))
     }
 }
 
-/// Write the `--html` report to `path`.
-///
-/// # Errors
-/// A plot that cannot be drawn, or the file cannot be written (as an I/O error naming it).
-fn write_html(report: &Report, trace: &Trace, name: &str, path: &str) -> io::Result<()> {
-    let html = crate::output::html::render(report, trace, name)
-        .map_err(|e| io::Error::other(format!("{path}: {e:#}")))?;
-    std::fs::write(path, html).map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}")))
-}
-
-/// Print the reports `d` asks for: text tables, or JSON (one document for `--summary`, NDJSON
-/// lines for `--messages` and `--gaps`).
-///
-/// # Errors
-/// Output I/O errors.
-pub fn write_reports(report: &Report, d: &DisplayArgs, out: &mut dyn Write) -> io::Result<()> {
-    use crate::output::summary::{write_gaps_fit, write_messages_fit, write_summary_fit};
-    let r: &ReportArgs = &d.report;
+/// The printer of the reports `r` asks for, into `out`: text tables (fitted to the terminal
+/// unless `--wide`), or JSON (one document for `--summary`, NDJSON lines for `--messages` and
+/// `--gaps`).
+pub fn report_printer<'w, W: Write + 'w>(r: &ReportPlan, out: W) -> Box<dyn ReportPrinter + 'w> {
     // `-q` alone means the summary.
-    let summary = r.summary || !(r.messages || r.gaps);
-    if d.json {
-        if summary {
-            // One document; it already holds `gaps` and, with --messages, `messages`.
-            serde_json::to_writer(&mut *out, report).map_err(io::Error::from)?;
-            return out.write_all(b"\n");
-        }
-        if r.messages {
-            for m in report.messages.iter().flatten() {
-                serde_json::to_writer(&mut *out, m).map_err(io::Error::from)?;
-                out.write_all(b"\n")?;
-            }
-        }
-        if r.gaps {
-            for g in &report.gaps {
-                serde_json::to_writer(&mut *out, g).map_err(io::Error::from)?;
-                out.write_all(b"\n")?;
-            }
-        }
-        return Ok(());
+    let tables = Tables {
+        summary: r.summary || !(r.messages || r.gaps),
+        messages: r.messages,
+        gaps: r.gaps,
+    };
+    if r.json {
+        return Box::new(JsonReport::new(out, tables));
     }
-    let color = d.color.enabled();
     let width = if r.wide {
         None
     } else {
         crate::output::fit::terminal_width()
     };
-    // On a terminal, the lines between the tables are broken to its width too.
-    crate::output::wrap::fitted(out, width, |out| {
-        if summary {
-            crate::output::findings::write_findings(report, out, color, r.findings)?;
-            write_summary_fit(report, out, color, width)?;
-        }
-        if r.messages {
-            write_messages_fit(report, out, color, width)?;
-        }
-        if r.gaps {
-            write_gaps_fit(report, out, color, width)?;
-        }
-        Ok(())
-    })
+    Box::new(TextReport::new(out, tables, r.color, width, r.findings))
+}
+
+/// Print the reports `r` asks for into `out` ([`report_printer`]).
+///
+/// # Errors
+/// Output I/O errors.
+pub fn write_reports(report: &Report, r: &ReportPlan, out: &mut dyn Write) -> io::Result<()> {
+    report_printer(r, out).report(report)
 }
 
 /// Why a run over `shown` found nothing to show, if it did: a capture header without records,
 /// or frames none of which is RoCE (when no option narrowed them).
-fn nothing_found(run: &Run, d: &DisplayArgs, shown: &str) -> Option<String> {
+fn nothing_found(run: &Run, d: &OutputPlan, shown: &str) -> Option<String> {
     if run.frames() == 0 && d.filter.is_none() {
         return Some(format!(
             "{shown}: no frames (the file holds a capture header only)"
@@ -603,7 +564,7 @@ fn nothing_found(run: &Run, d: &DisplayArgs, shown: &str) -> Option<String> {
     }
     let unfiltered = d.filter.is_none()
         && d.qp.is_none()
-        && d.opcode.is_none()
+        && d.opcodes.is_none()
         && d.display_filter.is_none()
         && !d.all;
     if run.roce_frames() > 0 || !unfiltered {
@@ -679,17 +640,11 @@ pub fn list_fields() -> Result<Outcome> {
 /// error in the middle of the file (reported after the frames read before it are printed).
 pub fn read_file(
     path: &str,
-    d: &DisplayArgs,
+    d: &OutputPlan,
     threads: usize,
     write: Option<&str>,
 ) -> Result<Outcome> {
     let shown = if path == "-" { "<stdin>" } else { path };
-    d.fields_format()?;
-    if let Some(w) = write
-        && crate::cli::same_file(w, path)
-    {
-        return Err(crate::cli::ArgError(format!("-w {w}: that is the file being read")).into());
-    }
     let mut src = FileSource::open(path).with_context(|| shown.to_string())?;
     let mut run = Run::new(d, src.linktype());
     run.set_source(shown);

@@ -599,6 +599,15 @@ fn io_msg(e: &std::io::Error) -> String {
     }
 }
 
+/// Whether the paths `a` and `b` name the same file (through `..`, links or not); the same
+/// string when either cannot be resolved (a missing file, standard input `-`).
+pub fn same_file(a: &str, b: &str) -> bool {
+    match (fs::canonicalize(a), fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

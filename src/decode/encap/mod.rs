@@ -12,8 +12,7 @@
 pub mod clock;
 pub mod wire;
 
-use super::link::{self, Cx};
-use super::{Address, Frame, LinkSummary, NetSummary, OtherKind, Undecodable};
+use super::{Address, LinkSummary};
 pub use wire::{Erspan2Header, Erspan3Header, GreHeader, VxlanHeader};
 
 /// IANA UDP port for VXLAN (RFC 7348 §5).
@@ -241,7 +240,7 @@ impl Encap {
 
     /// Put `layer` outside the present ones, carried by `link`. A full stack keeps its
     /// innermost layers (the decoder never nests deeper than [`MAX_ENCAP`]).
-    fn push_outer(&mut self, layer: EncapLayer, link: LinkSummary) {
+    pub(super) fn push_outer(&mut self, layer: EncapLayer, link: LinkSummary) {
         self.layers.rotate_right(1);
         self.layers[0] = Some(layer);
         self.outer_link = Some(link);
@@ -257,60 +256,29 @@ pub(super) struct Outer {
     pub(super) missing: usize,
 }
 
-/// A tunnel header that could not be decoded: shown and counted as undecodable.
-fn failed<'a>(link: LinkSummary, outer: &Outer, e: EncapError) -> Frame<'a> {
-    let net = NetSummary {
-        src: outer.src,
-        dst: outer.dst,
-    };
-    link::other(
-        link,
-        Some(net),
-        OtherKind::Undecodable(Undecodable::Encap(e)),
-    )
+/// What a tunnel header holds: the frame inside it, or why it could not be read. The decoder
+/// (`decode::link`) decodes the inner frame and records the tunnel around it.
+#[derive(Debug)]
+pub(super) enum Opened<'a> {
+    /// The inner frame: Ethernet when `ethernet`, else a bare IPv4 or IPv6 packet.
+    Inner {
+        /// The inner frame's bytes.
+        data: &'a [u8],
+        /// Whether it begins with an Ethernet header.
+        ethernet: bool,
+        /// The tunnel.
+        kind: EncapKind,
+    },
+    /// A tunnel header that could not be decoded: shown and counted as undecodable.
+    Failed(EncapError),
 }
 
-/// Decode the inner frame of a tunnel and record the tunnel around it.
-fn inner<'a>(
-    data: &'a [u8],
-    ethernet: bool,
-    kind: EncapKind,
-    outer: &Outer,
-    link: LinkSummary,
-    cx: Cx<'_>,
-) -> Frame<'a> {
-    let exact =
-        matches!(kind, EncapKind::Erspan2(..) | EncapKind::Erspan3(..)) && !kind.truncated();
-    let icx = Cx {
-        cfg: cx.cfg,
-        cut: if exact { outer.missing } else { usize::MAX },
-        depth: cx.depth + 1,
-    };
-    let mut f = if ethernet {
-        link::ethernet(data, icx)
-    } else {
-        link::raw_ip(data, LinkSummary::default(), icx)
-    };
-    let layer = EncapLayer {
-        src: outer.src,
-        dst: outer.dst,
-        kind,
-    };
-    f.encap.push_outer(layer, link);
-    f
-}
-
-/// GRE (IP protocol 47) payload `data`; `None` when it is not a tunnel this module opens (the
-/// caller shows it as an IP frame).
-pub(super) fn gre<'a>(
-    data: &'a [u8],
-    outer: Outer,
-    link: LinkSummary,
-    cx: Cx<'_>,
-) -> Option<Frame<'a>> {
+/// Open GRE (IP protocol 47) payload `data`; `None` when it is not a tunnel this module opens
+/// (the caller shows it as an IP frame).
+pub(super) fn gre(data: &[u8]) -> Option<Opened<'_>> {
     let g = match GreHeader::new_checked(data) {
         Ok(g) => g,
-        Err(e) => return Some(failed(link, &outer, e)),
+        Err(e) => return Some(Opened::Failed(e)),
     };
     let info = GreInfo {
         protocol: g.protocol(),
@@ -319,12 +287,22 @@ pub(super) fn gre<'a>(
         seq: g.sequence(),
     };
     let pl = g.payload();
-    let f = match g.protocol() {
-        GRE_TEB => inner(pl, true, EncapKind::Gre(info), &outer, link, cx),
-        0x0800 | 0x86dd => inner(pl, false, EncapKind::Gre(info), &outer, link, cx),
-        GRE_ERSPAN_II if info.seq.is_none() => {
-            inner(pl, true, EncapKind::Erspan1(info), &outer, link, cx)
-        }
+    let opened = match g.protocol() {
+        GRE_TEB => Opened::Inner {
+            data: pl,
+            ethernet: true,
+            kind: EncapKind::Gre(info),
+        },
+        0x0800 | 0x86dd => Opened::Inner {
+            data: pl,
+            ethernet: false,
+            kind: EncapKind::Gre(info),
+        },
+        GRE_ERSPAN_II if info.seq.is_none() => Opened::Inner {
+            data: pl,
+            ethernet: true,
+            kind: EncapKind::Erspan1(info),
+        },
         GRE_ERSPAN_II => match Erspan2Header::new_checked(pl) {
             Ok(h) => {
                 let e = Erspan2 {
@@ -335,33 +313,24 @@ pub(super) fn gre<'a>(
                     session: h.session(),
                     index: h.index(),
                 };
-                inner(
-                    h.payload(),
-                    true,
-                    EncapKind::Erspan2(info, e),
-                    &outer,
-                    link,
-                    cx,
-                )
+                Opened::Inner {
+                    data: h.payload(),
+                    ethernet: true,
+                    kind: EncapKind::Erspan2(info, e),
+                }
             }
-            Err(e) => failed(link, &outer, e),
+            Err(e) => Opened::Failed(e),
         },
-        GRE_ERSPAN_III => erspan3(pl, info, &outer, link, cx),
+        GRE_ERSPAN_III => erspan3(pl, info),
         _ => return None,
     };
-    Some(f)
+    Some(opened)
 }
 
-fn erspan3<'a>(
-    pl: &'a [u8],
-    info: GreInfo,
-    outer: &Outer,
-    link: LinkSummary,
-    cx: Cx<'_>,
-) -> Frame<'a> {
+fn erspan3(pl: &[u8], info: GreInfo) -> Opened<'_> {
     let h = match Erspan3Header::new_checked(pl) {
         Ok(h) => h,
-        Err(e) => return failed(link, outer, e),
+        Err(e) => return Opened::Failed(e),
     };
     let e = Erspan3 {
         vlan: h.vlan(),
@@ -379,33 +348,27 @@ fn erspan3<'a>(
         subheader: h.subheader(),
     };
     match e.frame_type {
-        0 => inner(
-            h.payload(),
-            true,
-            EncapKind::Erspan3(info, e),
-            outer,
-            link,
-            cx,
-        ),
-        2 => inner(
-            h.payload(),
-            false,
-            EncapKind::Erspan3(info, e),
-            outer,
-            link,
-            cx,
-        ),
-        t => failed(link, outer, EncapError::ErspanFrameType(t)),
+        0 => Opened::Inner {
+            data: h.payload(),
+            ethernet: true,
+            kind: EncapKind::Erspan3(info, e),
+        },
+        2 => Opened::Inner {
+            data: h.payload(),
+            ethernet: false,
+            kind: EncapKind::Erspan3(info, e),
+        },
+        t => Opened::Failed(EncapError::ErspanFrameType(t)),
     }
 }
 
-/// VXLAN: `udp` is the UDP datagram as captured (header included, at least 8 bytes), cut to
+/// Open VXLAN: `udp` is the UDP datagram as captured (header included, at least 8 bytes), cut to
 /// its length field.
-pub(super) fn vxlan<'a>(udp: &'a [u8], outer: Outer, link: LinkSummary, cx: Cx<'_>) -> Frame<'a> {
+pub(super) fn vxlan(udp: &[u8]) -> Opened<'_> {
     let pl = &udp[8..];
     let h = match VxlanHeader::new_checked(pl) {
         Ok(h) => h,
-        Err(e) => return failed(link, &outer, e),
+        Err(e) => return Opened::Failed(e),
     };
     let kind = EncapKind::Vxlan {
         src_port: u16::from_be_bytes([udp[0], udp[1]]),
@@ -413,13 +376,17 @@ pub(super) fn vxlan<'a>(udp: &'a [u8], outer: Outer, link: LinkSummary, cx: Cx<'
         flags: h.flags(),
         vni: h.vni(),
     };
-    inner(h.payload(), true, kind, &outer, link, cx)
+    Opened::Inner {
+        data: h.payload(),
+        ethernet: true,
+        kind,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::{DecodeConfig, FrameKind, LinkType, decode_frame};
+    use crate::decode::{DecodeConfig, FrameKind, LinkType, OtherKind, Undecodable, decode_frame};
 
     /// Raw IPv4 header for protocol `proto` around `payload`.
     fn ipv4(proto: u8, payload: &[u8]) -> Vec<u8> {

@@ -30,7 +30,10 @@ use crate::decode::LinkType;
 use crate::source::live::Next;
 use crate::source::tag_miss::{IsRoce, TagMiss};
 
-use crate::generate::ffi::IBV_LINK_LAYER_ETHERNET as LINK_LAYER_ETHERNET;
+/// `IBV_LINK_LAYER_ETHERNET`, the value of `ibv_port_attr.link_layer` on a RoCE port: the
+/// third entry of the anonymous enum in rdma-core's `libibverbs/verbs.h` (`UNSPECIFIED`,
+/// `INFINIBAND`, `ETHERNET`), which rdma-sys does not export.
+pub const IBV_LINK_LAYER_ETHERNET: u8 = 2;
 
 /// The verbs objects, destroyed in reverse order of creation (whatever was created).
 struct Objects {
@@ -128,7 +131,7 @@ fn port_linktype(o: &Objects, dev: &str, port: u8) -> Result<LinkType, SnifferEr
     let mut attr: ibv_port_attr = unsafe { std::mem::zeroed() };
     let rc = unsafe { ___ibv_query_port(o.ctx.as_ptr(), port, &mut attr) };
     match rc {
-        0 if attr.link_layer == LINK_LAYER_ETHERNET => Ok(LinkType::ETHERNET),
+        0 if attr.link_layer == IBV_LINK_LAYER_ETHERNET => Ok(LinkType::ETHERNET),
         0 => Ok(LinkType::INFINIBAND),
         libc::EINVAL => Err(SnifferError::NoSuchPort {
             dev: dev.to_string(),

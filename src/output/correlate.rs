@@ -3,10 +3,10 @@
 
 use std::io::{self, Write};
 
-use super::report::{CorruptRow, LinkRow, PacketRow, Report};
-use super::stats::DelaySummary;
+use super::fit::{Cell, Grid, right};
+use crate::correlate::report::{CorruptRow, LinkRow, PacketRow, Report};
+use crate::correlate::stats::DelaySummary;
 use crate::decode::Opcode;
-use crate::output::fit::{Cell, Grid, right};
 
 /// A count, red when non-zero.
 fn bad(v: u64) -> Cell {
