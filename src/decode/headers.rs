@@ -19,8 +19,6 @@
 //! "transmitted as 0"): RDETH, DETH and XRCETH their reserved byte, FETH its 26 upper bits, LRH
 //! its bits 11:10 of byte 1 and 7:3 of byte 4.
 
-use super::opcode::Opcode;
-
 /// A header shorter than its fixed length: the bytes given to a checked `parse`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{header} needs {need} bytes, got {len}")]
@@ -948,8 +946,8 @@ impl ExtHeaders {
     ///
     /// # Panics
     /// When `b.len() < kind.size()`; the decoder checks the length first.
-    pub fn set(&mut self, kind: super::opcode::ExtKind, b: &[u8]) {
-        use super::opcode::ExtKind as K;
+    pub fn set(&mut self, kind: ExtKind, b: &[u8]) {
+        use ExtKind as K;
         match kind {
             K::Rdeth => self.rdeth = Some(Rdeth::parse_unchecked(b)),
             K::Deth => self.deth = Some(Deth::parse_unchecked(b)),
@@ -1087,6 +1085,60 @@ impl Lrh {
         put16(b, f::DLID, self.dlid);
         put16(b, f::PKT_LEN, self.pkt_len & f::PKT_LEN_MASK);
         put16(b, f::SLID, self.slid);
+    }
+}
+
+/// A BTH OpCode byte (IBTA Vol 1 §9.2.1), 8 bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Opcode(pub u8);
+
+/// One extended transport header that may follow the BTH (IBTA Vol 1 §9.3; sizes in bytes in
+/// [`ExtKind::size`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExtKind {
+    /// Reliable Datagram ETH, 4 bytes.
+    Rdeth,
+    /// Datagram ETH, 8 bytes.
+    Deth,
+    /// XRC ETH, 4 bytes (requests only).
+    Xrceth,
+    /// RDMA ETH, 16 bytes.
+    Reth,
+    /// Atomic ETH, 28 bytes.
+    AtomicEth,
+    /// ACK ETH, 4 bytes.
+    Aeth,
+    /// Atomic Acknowledge ETH, 8 bytes.
+    AtomicAckEth,
+    /// Immediate data, 4 bytes.
+    ImmDt,
+    /// Invalidate ETH, 4 bytes.
+    Ieth,
+    /// FLUSH ETH, 4 bytes.
+    Feth,
+    /// The 16 reserved bytes of a RoCEv2 CNP (IBTA Annex A17.9.3).
+    CnpReserved,
+}
+
+/// Bytes of a RoCEv2 CNP's reserved field (IBTA Annex A17.9.3; spec/roce.md §1).
+pub const CNP_RESERVED_LEN: usize = 16;
+
+impl ExtKind {
+    /// Header length in bytes: the `LEN` of its header struct in `decode::headers`.
+    pub const fn size(self) -> usize {
+        match self {
+            ExtKind::Rdeth => Rdeth::LEN,
+            ExtKind::Deth => Deth::LEN,
+            ExtKind::Xrceth => Xrceth::LEN,
+            ExtKind::Reth => Reth::LEN,
+            ExtKind::AtomicEth => AtomicEth::LEN,
+            ExtKind::Aeth => Aeth::LEN,
+            ExtKind::AtomicAckEth => AtomicAckEth::LEN,
+            ExtKind::ImmDt => ImmDt::LEN,
+            ExtKind::Ieth => Ieth::LEN,
+            ExtKind::Feth => Feth::LEN,
+            ExtKind::CnpReserved => CNP_RESERVED_LEN,
+        }
     }
 }
 

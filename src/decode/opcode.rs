@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+pub use super::headers::{CNP_RESERVED_LEN, ExtKind, Opcode};
+
 /// Transport service class: bits 7:5 of the BTH OpCode (IBTA Vol 1 §9.2.1, `ib_pack.h`).
 /// Serialized as its [`Transport::name`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -46,57 +48,6 @@ impl Transport {
 impl fmt::Display for Transport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-/// One extended transport header that may follow the BTH (IBTA Vol 1 §9.3; sizes in bytes in
-/// [`ExtKind::size`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExtKind {
-    /// Reliable Datagram ETH, 4 bytes.
-    Rdeth,
-    /// Datagram ETH, 8 bytes.
-    Deth,
-    /// XRC ETH, 4 bytes (requests only).
-    Xrceth,
-    /// RDMA ETH, 16 bytes.
-    Reth,
-    /// Atomic ETH, 28 bytes.
-    AtomicEth,
-    /// ACK ETH, 4 bytes.
-    Aeth,
-    /// Atomic Acknowledge ETH, 8 bytes.
-    AtomicAckEth,
-    /// Immediate data, 4 bytes.
-    ImmDt,
-    /// Invalidate ETH, 4 bytes.
-    Ieth,
-    /// FLUSH ETH, 4 bytes.
-    Feth,
-    /// The 16 reserved bytes of a RoCEv2 CNP (IBTA Annex A17.9.3).
-    CnpReserved,
-}
-
-/// Bytes of a RoCEv2 CNP's reserved field (IBTA Annex A17.9.3; spec/roce.md §1).
-pub const CNP_RESERVED_LEN: usize = 16;
-
-impl ExtKind {
-    /// Header length in bytes: the `LEN` of its header struct in `decode::headers`.
-    pub const fn size(self) -> usize {
-        use super::headers as h;
-        match self {
-            ExtKind::Rdeth => h::Rdeth::LEN,
-            ExtKind::Deth => h::Deth::LEN,
-            ExtKind::Xrceth => h::Xrceth::LEN,
-            ExtKind::Reth => h::Reth::LEN,
-            ExtKind::AtomicEth => h::AtomicEth::LEN,
-            ExtKind::Aeth => h::Aeth::LEN,
-            ExtKind::AtomicAckEth => h::AtomicAckEth::LEN,
-            ExtKind::ImmDt => h::ImmDt::LEN,
-            ExtKind::Ieth => h::Ieth::LEN,
-            ExtKind::Feth => h::Feth::LEN,
-            ExtKind::CnpReserved => CNP_RESERVED_LEN,
-        }
     }
 }
 
@@ -257,10 +208,6 @@ impl Operation {
         )
     }
 }
-
-/// A BTH OpCode byte (IBTA Vol 1 §9.2.1), 8 bits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Opcode(pub u8);
 
 /// Header layout of one opcode: which extended headers follow the BTH, in wire order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -20,7 +20,6 @@ pub mod style;
 pub mod summary;
 pub mod text;
 pub mod verbose;
-mod verbose_encap;
 pub mod warning;
 pub mod wrap;
 

@@ -2,6 +2,8 @@
 //! field's line is its label in the field registry (src/filter/fields.rs) with its value as
 //! the registry's format writes it, so the labels are spelled in one place.
 
+mod encap;
+
 use std::io::{self, Write};
 
 use super::FrameCtx;
@@ -61,7 +63,7 @@ pub fn write_tree<W: Write>(
         if let Some(link) = &frame.encap.outer_link {
             link_tree(w, "Carrier ", link, CARRIER_TAGS)?;
         }
-        super::verbose_encap::write_layers(w, &frame.encap)?;
+        encap::write_layers(w, &frame.encap)?;
     }
     link_tree(w, "", &frame.link, TAGS)?;
     match (&frame.kind, frame.net()) {

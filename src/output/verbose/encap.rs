@@ -8,7 +8,7 @@ use crate::decode::encap::GreInfo;
 use crate::decode::{Encap, EncapKind};
 use crate::filter::fields::{FIELDS, Value};
 
-use super::verbose::{field, num, text};
+use super::{field, num, text};
 
 const GRANULARITY: [&str; 4] = ["100 µs", "100 ns", "IEEE 1588", "custom"];
 
