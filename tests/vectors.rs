@@ -58,13 +58,7 @@ fn assert_clean(p: &RocePacket<'_>, wire_icrc: [u8; 4]) {
 /// The text line roce-inspect prints for `f`, without colour.
 fn text_line(f: &Frame<'_>, caplen: usize) -> String {
     let mut out = Vec::new();
-    let ctx = FrameCtx {
-        number: 1,
-        ts_ns: 0,
-        rel_ns: 0,
-        caplen: caplen as u32,
-        len: caplen as u32,
-    };
+    let ctx = FrameCtx::whole(1, 0, caplen);
     let mut p = TextPrinter::new(&mut out, false, false);
     p.frame(&ctx, f).unwrap();
     p.flush().unwrap();
@@ -1025,13 +1019,7 @@ fn aeth_syndromes_in_json_follow_spec_tables() {
         ));
         let f = decode(&b);
         let mut out = Vec::new();
-        let ctx = FrameCtx {
-            number: 1,
-            ts_ns: 0,
-            rel_ns: 0,
-            caplen: b.len() as u32,
-            len: b.len() as u32,
-        };
+        let ctx = FrameCtx::whole(1, 0, b.len());
         let mut jp = JsonPrinter::new(&mut out);
         jp.frame(&ctx, &f).unwrap();
         jp.flush().unwrap();

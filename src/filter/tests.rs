@@ -51,13 +51,7 @@ fn check(bytes: &[u8], marks: Option<&Marks>, expr: &str) -> bool {
         bytes.len() as u32,
         &DecodeConfig::default(),
     );
-    let ctx = FrameCtx {
-        number: 3,
-        ts_ns: 1_000,
-        rel_ns: 0,
-        caplen: bytes.len() as u32,
-        len: bytes.len() as u32,
-    };
+    let ctx = FrameCtx::whole(3, 1_000, bytes.len());
     let filter = DisplayFilter::compile(expr).unwrap_or_else(|e| panic!("{expr}: {e}"));
     filter.matches(&Pkt {
         ctx: &ctx,

@@ -447,13 +447,7 @@ mod tests {
             bytes.len() as u32,
             &DecodeConfig::default(),
         );
-        let ctx = FrameCtx {
-            number: 7,
-            ts_ns: 1_000_000_123,
-            rel_ns: 0,
-            caplen: bytes.len() as u32,
-            len: bytes.len() as u32,
-        };
+        let ctx = FrameCtx::whole(7, 1_000_000_123, bytes.len());
         let mut l = Line::new();
         write_frame(&mut l, &ctx, &f);
         assert_eq!(l.buf.last(), Some(&b'\n'));

@@ -49,6 +49,24 @@ pub struct FrameCtx {
     pub len: u32,
 }
 
+impl FrameCtx {
+    /// A frame of `bytes` bytes captured whole (`caplen == len`), number `number` (from 1),
+    /// stamped `ts_ns` ns since the Unix epoch, the first of its capture (`rel_ns` 0).
+    ///
+    /// # Panics
+    /// When `bytes` exceeds `u32::MAX` (no pcap record does).
+    pub fn whole(number: u64, ts_ns: u64, bytes: usize) -> FrameCtx {
+        let len = u32::try_from(bytes).expect("a frame of at most 4 GiB");
+        FrameCtx {
+            number,
+            ts_ns,
+            rel_ns: 0,
+            caplen: len,
+            len,
+        }
+    }
+}
+
 /// Convert a libpcap timestamp read with nanosecond precision (`tv_usec` holds ns) to ns since
 /// the epoch. Times before 1970 clamp to 0.
 pub fn ts_to_ns(ts: &libc::timeval) -> u64 {

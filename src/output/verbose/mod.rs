@@ -413,13 +413,7 @@ mod tests {
             b.len() as u32,
             &DecodeConfig::default(),
         );
-        let ctx = FrameCtx {
-            number: 1,
-            ts_ns: 0,
-            rel_ns: 0,
-            caplen: b.len() as u32,
-            len: b.len() as u32,
-        };
+        let ctx = FrameCtx::whole(1, 0, b.len());
         let mut out = Vec::new();
         write_tree(&mut out, &Palette::new(false), &ctx, &f).unwrap();
         String::from_utf8(out).unwrap()
