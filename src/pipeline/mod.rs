@@ -230,7 +230,7 @@ impl Run {
             });
             Marking::tap(a)
         });
-        let html = r.html.as_deref().map(|p| (p, HtmlInput::new("capture")));
+        let html = r.html.as_ref().map(|_| HtmlInput::new("capture"));
         Run {
             shape: Shape {
                 cfg: DecodeConfig::with_ports(&display.roce_ports)
@@ -242,8 +242,8 @@ impl Run {
             clock: display.mirror_time.then(MirrorClock::new),
             base_ts: None,
             out: stdout_printers(display),
-            files: html.iter().map(|(p, i)| html_printer(p, i)).collect(),
-            html: html.map(|(_, i)| i),
+            files: file_printers(r, html.as_ref()),
+            html,
             analyzer,
             input_warnings: Vec::new(),
             marking,
@@ -552,9 +552,14 @@ fn stdout_printers(d: &OutputPlan) -> Printers {
     out
 }
 
-/// The `--html` report to `path`, titled and plotted from `input`.
-fn html_printer(path: &str, input: &HtmlInput) -> Box<dyn Printer + Send> {
-    Box::new(HtmlReport::new(path, input.clone()))
+/// The printers into files that `r` asks for from the start: the `--html` report, titled and
+/// plotted from `html`.
+fn file_printers(r: &ReportPlan, html: Option<&HtmlInput>) -> Printers {
+    let mut files: Printers = Vec::new();
+    if let (Some(path), Some(input)) = (&r.html, html) {
+        files.push(Box::new(HtmlReport::new(path, input.clone())));
+    }
+    files
 }
 
 /// The printer of the reports `r` asks for, into `out`: text tables (fitted to the terminal
@@ -760,4 +765,75 @@ pub fn read_file(
         eprintln!("roce-inspect: {line}");
     }
     Ok(Outcome::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A printer that logs its calls as `name.call` and fails the call named in `fail`.
+    struct Logged {
+        name: &'static str,
+        fail: Option<&'static str>,
+        log: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Logged {
+        fn call(&mut self, what: &str) -> io::Result<()> {
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("{}.{what}", self.name));
+            match self.fail {
+                Some(f) if f == what => Err(io::Error::from(io::ErrorKind::BrokenPipe)),
+                _ => Ok(()),
+            }
+        }
+    }
+
+    impl Printer for Logged {
+        fn frame(&mut self, _: &FrameCtx, _: &Frame<'_>) -> io::Result<()> {
+            self.call("frame")
+        }
+        fn report(&mut self, _: &Report) -> io::Result<()> {
+            self.call("report")
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            self.call("flush")
+        }
+    }
+
+    fn printers(fail: [Option<&'static str>; 3], log: &Arc<Mutex<Vec<String>>>) -> Printers {
+        ["a", "b", "c"]
+            .into_iter()
+            .zip(fail)
+            .map(|(name, fail)| {
+                let log = Arc::clone(log);
+                Box::new(Logged { name, fail, log }) as Box<dyn Printer + Send>
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_printer_gets_the_report_then_finishes_in_order() {
+        let log = Arc::default();
+        let mut ps = printers([None; 3], &log);
+        let report = Analyzer::new(AnalyzeConfig::default()).finish();
+        end_each(&mut ps, Some(&report)).unwrap();
+        // `finish` defaults to `flush`.
+        let want = [
+            "a.report", "a.flush", "b.report", "b.flush", "c.report", "c.flush",
+        ];
+        assert_eq!(*log.lock().unwrap(), want);
+    }
+
+    #[test]
+    fn without_a_report_only_finish_and_the_first_failure_stops() {
+        let log = Arc::default();
+        let mut ps = printers([None, Some("flush"), None], &log);
+        let e = end_each(&mut ps, None).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
+        assert_eq!(*log.lock().unwrap(), ["a.flush", "b.flush"]);
+    }
 }
