@@ -216,7 +216,7 @@ pub fn top(a: &TopArgs) -> Result<Outcome> {
         eprintln!("{note}");
     }
     if a.summary {
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let mut out = std::io::BufWriter::new(std::io::stdout());
         let r = write_reports(&done.report, &a.display().plan()?.report, &mut out)
             .and_then(|()| out.flush());
         if let Some(o) = io_outcome(r)? {

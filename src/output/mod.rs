@@ -1,5 +1,6 @@
-//! Printers: one per output format behind the [`Printer`] trait. The CLI picks one; the
-//! decoder and analysis know nothing about formats.
+//! Printers: one per output format behind the [`Printer`] trait, for the packet lines and the
+//! end-of-run reports alike. The CLI picks them; the decoder and analysis know nothing about
+//! formats.
 
 mod arrange;
 mod cell;
@@ -25,6 +26,7 @@ pub mod wrap;
 
 use std::io;
 
+use crate::analyze::Report;
 use crate::decode::Frame;
 
 /// An I/O error as one line for a person: its description without Rust's ` (os error N)`
@@ -63,9 +65,16 @@ pub fn counted(n: u64, noun: &str) -> String {
 /// display filter reads it too without depending on the printers).
 pub use crate::source::FrameCtx;
 
-/// A per-packet output format.
+/// One printer of the run's output, packet lines and reports alike: the packet printers (text,
+/// JSON, `-T fields`) print each shown frame, the report printers
+/// ([`reports`]: text tables, JSON, the `--html` file, the end of the Parquet export) print the
+/// finished report. The pipeline calls [`Printer::frame`] (or [`Printer::frame_marked`]) for
+/// every shown frame, [`Printer::flush`] on a live capture while idle, and at the end of the
+/// input [`Printer::report`] (when an analysis ran) then [`Printer::finish`], on each printer
+/// in turn.
 pub trait Printer {
-    /// Print one frame. Called only for frames selected for display.
+    /// Print one frame. Called only for frames selected for display; a report printer
+    /// prints nothing.
     ///
     /// # Errors
     /// The writer's I/O error (a closed pipe included).
@@ -86,11 +95,31 @@ pub trait Printer {
         self.frame(ctx, frame)
     }
 
+    /// Print or write the finished analysis report, at the end of the input; a packet printer
+    /// prints nothing (the default).
+    ///
+    /// # Errors
+    /// The output's I/O error (a closed pipe included), or a file that could not be written
+    /// (as an I/O error naming it).
+    fn report(&mut self, report: &Report) -> io::Result<()> {
+        let _ = report;
+        Ok(())
+    }
+
     /// Flush buffered output (called per packet on live captures, and at the end).
     ///
     /// # Errors
     /// The writer's I/O error.
     fn flush(&mut self) -> io::Result<()>;
+
+    /// End the output, after the last frame and the report: flush what is buffered (the
+    /// default).
+    ///
+    /// # Errors
+    /// The writer's I/O error.
+    fn finish(&mut self) -> io::Result<()> {
+        self.flush()
+    }
 }
 
 #[cfg(test)]

@@ -1,24 +1,19 @@
-//! The printers of the end-of-run report, behind one interface ([`ReportPrinter`]): the text
-//! tables and the JSON document or lines on standard output, the `--html` file and the Parquet
-//! export. The pipeline hands the finished report to each printer the run asked for.
+//! The printers of the end-of-run report, behind the one [`Printer`] interface of the packet
+//! printers: the text tables and the JSON document or lines on standard output, the `--html`
+//! file and the Parquet export's end. They print no frames; the pipeline hands the finished
+//! report to each printer the run asked for ([`Printer::report`]), then ends it
+//! ([`Printer::finish`]).
 
 use std::io::{self, Write};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::analyze::Report;
+use crate::decode::Frame;
 use crate::output::findings::FindingsShown;
 use crate::output::parquet::Exporter;
 use crate::output::plot::Trace;
 use crate::output::summary::{write_gaps_fit, write_messages_fit, write_summary_fit};
-
-/// One printer of the finished report.
-pub trait ReportPrinter {
-    /// Print or write `report`, then flush what was buffered.
-    ///
-    /// # Errors
-    /// The output's I/O error (a closed pipe included), or a file that could not be written
-    /// (as an I/O error naming it).
-    fn report(&mut self, report: &Report) -> io::Result<()>;
-}
+use crate::output::{FrameCtx, Printer};
 
 /// Which report tables are printed: `--summary` (or `-q` alone), `--messages`, `--gaps`.
 #[derive(Clone, Copy, Debug)]
@@ -31,12 +26,15 @@ pub struct Tables {
     pub gaps: bool,
 }
 
-/// The report as text tables, fitted to `width` terminal columns (`None`: full width).
+/// The report as text tables, fitted to `width` terminal columns (`None`: full width), or to
+/// the terminal's width when the report prints ([`TextReport::fit_terminal`]).
 pub struct TextReport<W> {
     out: W,
     tables: Tables,
     color: bool,
     width: Option<u16>,
+    /// The width is the terminal's at the end of the run (it may be resized during a capture).
+    terminal: bool,
     findings: FindingsShown,
 }
 
@@ -55,14 +53,32 @@ impl<W: Write> TextReport<W> {
             tables,
             color,
             width,
+            terminal: false,
             findings,
         }
     }
+
+    /// Fit the tables to the width of the terminal standard output is printed on, as it is
+    /// when the report prints (full width when it is not a terminal).
+    pub fn fit_terminal(mut self) -> Self {
+        self.terminal = true;
+        self
+    }
 }
 
-impl<W: Write> ReportPrinter for TextReport<W> {
+impl<W: Write> Printer for TextReport<W> {
+    /// Frames are not part of the report: nothing.
+    fn frame(&mut self, _: &FrameCtx, _: &Frame<'_>) -> io::Result<()> {
+        Ok(())
+    }
+
     fn report(&mut self, report: &Report) -> io::Result<()> {
-        let (t, color, width) = (self.tables, self.color, self.width);
+        let width = if self.terminal {
+            crate::output::fit::terminal_width()
+        } else {
+            self.width
+        };
+        let (t, color) = (self.tables, self.color);
         let findings = self.findings;
         // On a terminal, the lines between the tables are broken to its width too.
         crate::output::wrap::fitted(&mut self.out, width, |out| {
@@ -78,6 +94,10 @@ impl<W: Write> ReportPrinter for TextReport<W> {
             }
             Ok(())
         })?;
+        self.out.flush()
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
 }
@@ -101,7 +121,12 @@ impl<W: Write> JsonReport<W> {
     }
 }
 
-impl<W: Write> ReportPrinter for JsonReport<W> {
+impl<W: Write> Printer for JsonReport<W> {
+    /// Frames are not part of the report: nothing.
+    fn frame(&mut self, _: &FrameCtx, _: &Frame<'_>) -> io::Result<()> {
+        Ok(())
+    }
+
     fn report(&mut self, report: &Report) -> io::Result<()> {
         if self.tables.summary {
             self.line(report)?;
@@ -119,32 +144,74 @@ impl<W: Write> ReportPrinter for JsonReport<W> {
         }
         self.out.flush()
     }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// What the `--html` report learns only during the run: the capture's name (its title) and, at
+/// the end, the trace its plots are drawn from. The run fills it; the [`HtmlReport`] holding a
+/// clone reads it when it writes the file.
+#[derive(Clone, Default)]
+pub struct HtmlInput(Arc<Mutex<(String, Trace)>>);
+
+impl HtmlInput {
+    /// Inputs titled after capture `name`, with an empty trace until [`HtmlInput::set_trace`].
+    pub fn new(name: &str) -> Self {
+        HtmlInput(Arc::new(Mutex::new((name.to_string(), Trace::default()))))
+    }
+
+    /// Title the report after capture `name`.
+    pub fn set_name(&self, name: &str) {
+        self.lock().0 = name.to_string();
+    }
+
+    /// Draw the plots from `trace` (the analyzer's recorder, taken back at the end).
+    pub fn set_trace(&self, trace: Trace) {
+        self.lock().1 = trace;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, (String, Trace)> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// The `--html` report: one self-contained file at `path`, titled after the capture.
 pub struct HtmlReport {
     path: String,
-    name: String,
-    trace: Trace,
+    input: HtmlInput,
 }
 
 impl HtmlReport {
-    /// The HTML report of capture `name`, with the plots drawn from `trace`, to `path`.
-    pub fn new(path: &str, name: &str, trace: Trace) -> Self {
+    /// The HTML report to `path`, titled and plotted from `input` as it stands at the end.
+    pub fn new(path: &str, input: HtmlInput) -> Self {
         HtmlReport {
             path: path.to_string(),
-            name: name.to_string(),
-            trace,
+            input,
         }
     }
 }
 
-impl ReportPrinter for HtmlReport {
+impl Printer for HtmlReport {
+    /// Frames are not part of the report: nothing.
+    fn frame(&mut self, _: &FrameCtx, _: &Frame<'_>) -> io::Result<()> {
+        Ok(())
+    }
+
     fn report(&mut self, report: &Report) -> io::Result<()> {
         let path = &self.path;
-        let html = crate::output::html::render(report, &self.trace, &self.name)
-            .map_err(|e| io::Error::other(format!("{path}: {e:#}")))?;
+        let html = {
+            let input = self.input.lock();
+            crate::output::html::render(report, &input.1, &input.0)
+        }
+        .map_err(|e| io::Error::other(format!("{path}: {e:#}")))?;
         std::fs::write(path, html).map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}")))
+    }
+
+    /// The file is written whole by [`Printer::report`]: nothing.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
@@ -159,11 +226,22 @@ impl ParquetReport {
     }
 }
 
-impl ReportPrinter for ParquetReport {
+impl Printer for ParquetReport {
+    /// The frames are exported as they are read, through the [`Exporter`] (which also takes
+    /// the finished messages from the analyzer): nothing here.
+    fn frame(&mut self, _: &FrameCtx, _: &Frame<'_>) -> io::Result<()> {
+        Ok(())
+    }
+
     fn report(&mut self, report: &Report) -> io::Result<()> {
         match self.0.take() {
             Some(e) => e.finish(report).map(drop).map_err(io::Error::other),
             None => Ok(()),
         }
+    }
+
+    /// The files are written by [`Printer::report`]: nothing.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }

@@ -17,7 +17,6 @@ use std::io::{self, Write};
 use anyhow::{Context, Result};
 
 use crate::analyze::marks::Marks;
-use crate::analyze::tap::Tap;
 use crate::analyze::{AnalyzeConfig, Analyzer, Report, Seen};
 use crate::decode::encap::clock::MirrorClock;
 use crate::decode::{DecodeConfig, Frame, FrameKind, LinkType, OtherKind, decode_frame};
@@ -28,7 +27,7 @@ use crate::output::json::JsonPrinter;
 use crate::output::parquet::{Exporter, PacketMeta};
 use crate::output::plot::Recorder;
 use crate::output::reports::{
-    HtmlReport, JsonReport, ParquetReport, ReportPrinter, Tables, TextReport,
+    HtmlInput, HtmlReport, JsonReport, ParquetReport, Tables, TextReport,
 };
 use crate::output::savefile::MarkedWriter;
 use crate::output::text::TextPrinter;
@@ -168,10 +167,19 @@ impl Shape {
     }
 }
 
-/// Per-run state: decoding and display ([`Shape`]), printer, analyzer, frame counts.
+/// Printers, each behind the one [`Printer`] interface.
+type Printers = Vec<Box<dyn Printer + Send>>;
+
+/// Per-run state: decoding and display ([`Shape`]), printers, analyzer, frame counts.
 pub struct Run {
     shape: Shape,
-    printer: Box<dyn Printer + Send>,
+    /// The printers on standard output, in order: the packet printer, then the report's (text
+    /// tables or JSON) when one is printed. Each shown frame goes to all (the report's prints
+    /// nothing of it).
+    out: Printers,
+    /// The printers into files, in order: the `--html` report, then (added at the end, as the
+    /// exporter is fed by [`Run::record`] until then) the Parquet export's end.
+    files: Printers,
     analyzer: Option<Analyzer>,
     /// Parquet export of every RoCE frame and the report (`capture --parquet DIR`).
     export: Option<Exporter>,
@@ -181,8 +189,8 @@ pub struct Run {
     clock: Option<MirrorClock>,
     /// `--mirror-time`: the first frame's time, for relative times.
     base_ts: Option<u64>,
-    /// The capture's name for the HTML report's title.
-    source: String,
+    /// `--html`: the report's title and trace, filled in during the run.
+    html: Option<HtmlInput>,
     /// Warnings about the input itself (a file damaged after some frame), added to the
     /// report's.
     input_warnings: Vec<crate::analyze::warning::Warning>,
@@ -222,6 +230,7 @@ impl Run {
             });
             Marking::tap(a)
         });
+        let html = r.html.as_ref().map(|_| HtmlInput::new("capture"));
         Run {
             shape: Shape {
                 cfg: DecodeConfig::with_ports(&display.roce_ports)
@@ -232,9 +241,10 @@ impl Run {
             },
             clock: display.mirror_time.then(MirrorClock::new),
             base_ts: None,
-            printer: make_printer(display),
+            out: stdout_printers(display),
+            files: file_printers(r, html.as_ref()),
+            html,
             analyzer,
-            source: "capture".to_string(),
             input_warnings: Vec::new(),
             marking,
             savefile: None,
@@ -260,7 +270,9 @@ impl Run {
 
     /// Name the input (file or interface) in the HTML report's title.
     pub fn set_source(&mut self, name: &str) {
-        self.source = name.to_string();
+        if let Some(h) = &self.html {
+            h.set_name(name);
+        }
     }
 
     /// Also export every RoCE frame, and at the end the report, as Parquet (the analyzer runs
@@ -360,7 +372,9 @@ impl Run {
             w.frame(ts_ns, rec.len, rec.data, None)?;
         }
         if let Some(ctx) = self.shape.shown(rec, &frame, ts_ns, base_ts_ns, None) {
-            self.printer.frame(&ctx, &frame)?;
+            for p in &mut self.out {
+                p.frame(&ctx, &frame)?;
+            }
         }
         Ok(())
     }
@@ -386,7 +400,9 @@ impl Run {
                 w.frame(h.ts_ns, rec.len, rec.data, Some(&h.marks))?;
             }
             if self.shape.print_packets {
-                self.printer.frame_marked(&ctx, &frame, &h.marks)?;
+                for p in &mut self.out {
+                    p.frame_marked(&ctx, &frame, &h.marks)?;
+                }
             }
         }
         Ok(())
@@ -468,67 +484,91 @@ impl Run {
     /// Output I/O errors.
     pub fn flush(&mut self) -> io::Result<()> {
         self.release(true)?;
-        self.printer.flush()
+        self.out.iter_mut().try_for_each(|p| p.flush())
     }
 
-    /// At the end of the input: flush the printer, print the reports asked for, then write the
-    /// files asked for (`--html`, the Parquet export). A standard output closed early (`| head
-    /// -1`) or failing ends the printing only: the files are still written.
+    /// At the end of the input: end the printers on standard output (the packet lines
+    /// flushed, the reports asked for printed), then the files asked for (the `-w` file, then
+    /// `--html` and the Parquet export). A standard output closed early (`| head -1`) or
+    /// failing ends the printing only: the files are still written.
     ///
     /// # Errors
     /// Output I/O errors: standard output's first, else the files' (a file's before a closed
     /// standard output's).
     pub fn finish(&mut self) -> io::Result<()> {
-        let mut printed = self.release(true).and_then(|()| self.printer.flush());
-        let Some(mut a) = self.analyzer.take() else {
-            let saved = self.savefile.as_mut().map_or(Ok(()), MarkedWriter::finish);
-            return printed.and(saved);
-        };
+        let released = self.release(true);
+        let report = self.analyzer.take().map(|a| self.end_analysis(a));
+        let printed = released.and_then(|()| end_each(&mut self.out, report.as_ref()));
+        if let Some(e) = self.export.take() {
+            self.files.push(Box::new(ParquetReport::new(e)));
+        }
+        let saved = self.savefile.as_mut().map_or(Ok(()), MarkedWriter::finish);
+        let files = saved.and_then(|()| end_each(&mut self.files, report.as_ref()));
+        match (report, printed, files) {
+            // A file that could not be written is an error even when the output was closed
+            // (which alone ends the run quietly).
+            (Some(_), Err(p), Err(f)) if p.kind() == io::ErrorKind::BrokenPipe => Err(f),
+            (_, p, f) => p.and(f),
+        }
+    }
+
+    /// The analysis' report, with the input's warnings; the `--html` report's trace taken
+    /// back from the analyzer's tap.
+    fn end_analysis(&mut self, mut a: Analyzer) -> Report {
         let mut tap = a.take_tap();
         if self.marking.is_some() || self.export_tapped {
             tap = Marking::inner_tap(tap);
         }
-        // Marks alone ask for no report.
-        let reports = self.shape.display.report.wanted();
+        if let Some(h) = &self.html {
+            h.set_trace(Recorder::from_tap(tap));
+        }
         let mut report = a.finish();
         report.warnings.append(&mut self.input_warnings);
-        if printed.is_ok() && reports && self.shape.display.report.text_wanted() {
-            // Standard output is line-buffered: one write per line otherwise (a report of
-            // thousands of flows or gaps took as long to write as the capture to read).
-            let out = io::BufWriter::with_capacity(REPORT_BUFFER, io::stdout().lock());
-            printed = report_printer(&self.shape.display.report, out).report(&report);
-        }
-        let files = self.write_files(&report, tap);
-        match (printed, files) {
-            // A file that could not be written is an error even when the output was closed
-            // (which alone ends the run quietly).
-            (Err(p), Err(f)) if p.kind() == io::ErrorKind::BrokenPipe => Err(f),
-            (p, f) => p.and(f),
-        }
+        report
     }
+}
 
-    /// The end of the `-w` file, then the report's printers into files: the `--html` report
-    /// and the end of the Parquet export, in that order, up to the first that fails.
-    fn write_files(&mut self, report: &Report, tap: Option<Box<dyn Tap>>) -> io::Result<()> {
-        if let Some(w) = &mut self.savefile {
-            w.finish()?;
+/// Hand `report` (when an analysis ran) to each of `printers` then end it, in order, up to the
+/// first that fails.
+fn end_each(printers: &mut Printers, report: Option<&Report>) -> io::Result<()> {
+    printers.iter_mut().try_for_each(|p| {
+        if let Some(r) = report {
+            p.report(r)?;
         }
-        let mut files: Vec<Box<dyn ReportPrinter>> = Vec::new();
-        if let Some(path) = &self.shape.display.report.html {
-            let trace = Recorder::from_tap(tap);
-            files.push(Box::new(HtmlReport::new(path, &self.source, trace)));
-        }
-        if let Some(e) = self.export.take() {
-            files.push(Box::new(ParquetReport::new(e)));
-        }
-        files.iter_mut().try_for_each(|p| p.report(report))
+        p.finish()
+    })
+}
+
+/// The printers on standard output that `d` asks for: the packet printer, then the report's
+/// when a report is printed ([`report_printer`]).
+fn stdout_printers(d: &OutputPlan) -> Printers {
+    let mut out = vec![make_printer(d)];
+    if d.report.text_wanted() {
+        // Standard output is line-buffered: one write per line otherwise (a report of
+        // thousands of flows or gaps took as long to write as the capture to read).
+        let w = io::BufWriter::with_capacity(REPORT_BUFFER, io::stdout());
+        out.push(report_printer(&d.report, w));
     }
+    out
+}
+
+/// The printers into files that `r` asks for from the start: the `--html` report, titled and
+/// plotted from `html`.
+fn file_printers(r: &ReportPlan, html: Option<&HtmlInput>) -> Printers {
+    let mut files: Printers = Vec::new();
+    if let (Some(path), Some(input)) = (&r.html, html) {
+        files.push(Box::new(HtmlReport::new(path, input.clone())));
+    }
+    files
 }
 
 /// The printer of the reports `r` asks for, into `out`: text tables (fitted to the terminal
 /// unless `--wide`), or JSON (one document for `--summary`, NDJSON lines for `--messages` and
 /// `--gaps`).
-pub fn report_printer<'w, W: Write + 'w>(r: &ReportPlan, out: W) -> Box<dyn ReportPrinter + 'w> {
+pub fn report_printer<'w, W: Write + Send + 'w>(
+    r: &ReportPlan,
+    out: W,
+) -> Box<dyn Printer + Send + 'w> {
     // `-q` alone means the summary.
     let tables = Tables {
         summary: r.summary || !(r.messages || r.gaps),
@@ -538,20 +578,22 @@ pub fn report_printer<'w, W: Write + 'w>(r: &ReportPlan, out: W) -> Box<dyn Repo
     if r.json {
         return Box::new(JsonReport::new(out, tables));
     }
-    let width = if r.wide {
-        None
+    let text = TextReport::new(out, tables, r.color, None, r.findings);
+    if r.wide {
+        Box::new(text)
     } else {
-        crate::output::fit::terminal_width()
-    };
-    Box::new(TextReport::new(out, tables, r.color, width, r.findings))
+        Box::new(text.fit_terminal())
+    }
 }
 
 /// Print the reports `r` asks for into `out` ([`report_printer`]).
 ///
 /// # Errors
 /// Output I/O errors.
-pub fn write_reports(report: &Report, r: &ReportPlan, out: &mut dyn Write) -> io::Result<()> {
-    report_printer(r, out).report(report)
+pub fn write_reports<W: Write + Send>(report: &Report, r: &ReportPlan, out: W) -> io::Result<()> {
+    let mut p = report_printer(r, out);
+    p.report(report)?;
+    p.finish()
 }
 
 /// Why a run over `shown` found nothing to show, if it did: a capture header without records,
@@ -723,4 +765,75 @@ pub fn read_file(
         eprintln!("roce-inspect: {line}");
     }
     Ok(Outcome::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A printer that logs its calls as `name.call` and fails the call named in `fail`.
+    struct Logged {
+        name: &'static str,
+        fail: Option<&'static str>,
+        log: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Logged {
+        fn call(&mut self, what: &str) -> io::Result<()> {
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("{}.{what}", self.name));
+            match self.fail {
+                Some(f) if f == what => Err(io::Error::from(io::ErrorKind::BrokenPipe)),
+                _ => Ok(()),
+            }
+        }
+    }
+
+    impl Printer for Logged {
+        fn frame(&mut self, _: &FrameCtx, _: &Frame<'_>) -> io::Result<()> {
+            self.call("frame")
+        }
+        fn report(&mut self, _: &Report) -> io::Result<()> {
+            self.call("report")
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            self.call("flush")
+        }
+    }
+
+    fn printers(fail: [Option<&'static str>; 3], log: &Arc<Mutex<Vec<String>>>) -> Printers {
+        ["a", "b", "c"]
+            .into_iter()
+            .zip(fail)
+            .map(|(name, fail)| {
+                let log = Arc::clone(log);
+                Box::new(Logged { name, fail, log }) as Box<dyn Printer + Send>
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_printer_gets_the_report_then_finishes_in_order() {
+        let log = Arc::default();
+        let mut ps = printers([None; 3], &log);
+        let report = Analyzer::new(AnalyzeConfig::default()).finish();
+        end_each(&mut ps, Some(&report)).unwrap();
+        // `finish` defaults to `flush`.
+        let want = [
+            "a.report", "a.flush", "b.report", "b.flush", "c.report", "c.flush",
+        ];
+        assert_eq!(*log.lock().unwrap(), want);
+    }
+
+    #[test]
+    fn without_a_report_only_finish_and_the_first_failure_stops() {
+        let log = Arc::default();
+        let mut ps = printers([None, Some("flush"), None], &log);
+        let e = end_each(&mut ps, None).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
+        assert_eq!(*log.lock().unwrap(), ["a.flush", "b.flush"]);
+    }
 }
