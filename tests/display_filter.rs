@@ -291,6 +291,7 @@ fn same(v: &Value, j: &J) -> bool {
         Value::Addr(a) => j.as_str() == Some(a.to_string().as_str()),
         Value::Float(f) => j.as_f64() == Some(*f),
         Value::Present => j.is_object() || j.is_array(),
+        Value::Null => j.is_null(),
     }
 }
 

@@ -205,8 +205,7 @@ fn export_file(path: &str, a: &ExportArgs, progress: &mut Progress) -> Result<Ex
             ts_ns: rec.ts_ns,
             len: rec.len,
             caplen: rec.caplen,
-            link: &frame.link,
-            encap: &frame.encap,
+            decoded: &frame,
         };
         exp.frame(&meta, &frame, Some(&mut analyzer))
             .with_context(|| shown.to_string())?;

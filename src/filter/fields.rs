@@ -1,15 +1,17 @@
 //! The field registry: one table of every per-packet field, named as `--json` names its keys
 //! (nested objects joined by dots: `bth.psn`, `aeth.nak`, `encap.session`), with its type, a
-//! description and an accessor on the decoded frame. The display filter (`-Y`),
-//! `--list-fields` and `-T fields -e` all read this table, and a test checks that the keys
-//! `--json` prints and the table's names are the same set, so they cannot drift apart.
+//! description and an accessor on the decoded frame. `--json` (src/output/json.rs) writes each
+//! packet's line by walking this table in its order (a header's fields inside the header's
+//! object: [`subtree_end`], [`json_key`]); the display filter (`-Y`), `--list-fields` and
+//! `-T fields -e` read it too, so a field added here is in all of them at once.
 //!
 //! Each entry also names the field's column in the Parquet `packets` table and the label `-V`
 //! prints it with (or says why there is none): `-V` (src/output/verbose.rs) takes its labels
 //! from here, and tests/field_table.rs checks the `packets` schema against the table both
 //! ways, so one entry names a field for every output.
 //!
-//! Values are those `--json` prints (same units); a JSON `null` is an absent field here.
+//! Values are those `--json` prints (same units); where `--json` writes a key as `null`, the
+//! accessor gives [`Value::Null`], which the filter, `-T fields` and `-V` take as absent.
 //! `encap.*` fields have one occurrence per tunnel layer, outermost first (as the JSON array);
 //! every other field has at most one.
 
@@ -77,6 +79,10 @@ pub enum Value {
     Float(f64),
     /// A header (a JSON object or array) that is present: its presence is its only value.
     Present,
+    /// A value the packet lacks where `--json` writes the key with `null` (`icrc.value` of a
+    /// packet cut before its ICRC, `ecn` of a RoCEv1 packet): for the display filter, `-T fields`
+    /// and `-V` the field is absent ([`Field::any`] never passes it on).
+    Null,
 }
 
 /// The type of a field's values.
@@ -311,6 +317,94 @@ pub const fn index(name: &str) -> usize {
     panic!("no such field in the registry")
 }
 
+/// The registry as `--json` nests it: a header field (`bth`, type [`FieldType::Protocol`]) is
+/// followed by its own fields (`bth.opcode`, …), which print inside its object (the array of
+/// objects of `encap`, one per tunnel layer). For field `i`: the index just after its own fields
+/// (`i + 1` for a field that is not a header).
+pub fn subtree_end(i: usize) -> usize {
+    SUBTREE_END[i]
+}
+
+/// The key `--json` writes field `i` under inside its header's object: its name after the last
+/// dot (`bth.psn` → `psn`), the whole name at the top level.
+pub fn json_key(i: usize) -> &'static str {
+    let name = FIELDS[i].name;
+    &name[KEY_START[i]..]
+}
+
+/// [`subtree_end`] for every field, computed at compile time; the build stops if a field named
+/// `h.f` does not follow its header `h` among `h`'s other fields.
+const SUBTREE_END: [usize; TABLE.len()] = subtree_ends();
+
+/// Where each field's key starts in its name (after the last dot).
+const KEY_START: [usize; TABLE.len()] = key_starts();
+
+const fn subtree_ends() -> [usize; TABLE.len()] {
+    let mut end = [0; TABLE.len()];
+    let mut i = 0;
+    while i < TABLE.len() {
+        let mut j = i + 1;
+        while j < TABLE.len() && is_child(TABLE[i].name, TABLE[j].name) {
+            j += 1;
+        }
+        end[i] = j;
+        i += 1;
+    }
+    // Every dotted name lies in its header's run.
+    let mut j = 0;
+    while j < TABLE.len() {
+        let name = TABLE[j].name.as_bytes();
+        let mut d = 0;
+        while d < name.len() && name[d] != b'.' {
+            d += 1;
+        }
+        if d < name.len() {
+            let mut h = j;
+            while h > 0 && !is_child(TABLE[h - 1].name, TABLE[j].name) {
+                h -= 1;
+            }
+            if h == 0 || end[h - 1] <= j || TABLE[h - 1].name.len() != d {
+                panic!("{}", TABLE[j].name);
+            }
+        }
+        j += 1;
+    }
+    end
+}
+
+/// Whether `name` is `parent.` followed by a field's key.
+const fn is_child(parent: &str, name: &str) -> bool {
+    let (p, n) = (parent.as_bytes(), name.as_bytes());
+    if n.len() <= p.len() + 1 || n[p.len()] != b'.' {
+        return false;
+    }
+    let mut i = 0;
+    while i < p.len() {
+        if p[i] != n[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+const fn key_starts() -> [usize; TABLE.len()] {
+    let mut start = [0; TABLE.len()];
+    let mut i = 0;
+    while i < TABLE.len() {
+        let name = TABLE[i].name.as_bytes();
+        let mut k = 0;
+        while k < name.len() {
+            if name[k] == b'.' {
+                start[i] = k + 1;
+            }
+            k += 1;
+        }
+        i += 1;
+    }
+    start
+}
+
 /// Check, at compile time, that `columns` (the Parquet `packets` table's, without `capture`
 /// and `host`) and the registry's columns ([`Field::column`]) are the same set: a column no
 /// field names, or a field's column missing from `columns`, stops the build with its name.
@@ -384,11 +478,23 @@ impl Field {
     /// to the first that does).
     #[inline]
     pub fn any(&self, p: &Pkt<'_, '_>, mut f: impl FnMut(Value) -> bool) -> bool {
+        let mut pass = |v: Value| v != Value::Null && f(v);
         match self.get {
-            Getter::One(g) => g(p).is_some_and(f),
+            Getter::One(g) => g(p).is_some_and(pass),
             Getter::Many(g) => {
-                (0..p.frame.encap.layers().count()).any(|i| g(p, i).is_some_and(&mut f))
+                (0..p.frame.encap.layers().count()).any(|i| g(p, i).is_some_and(&mut pass))
             }
+        }
+    }
+
+    /// The field's value in `p` as `--json` has it: `None` where the key is left out,
+    /// [`Value::Null`] where it is written as `null`; `layer` is the tunnel layer of an
+    /// `encap.*` field (outermost 0) and unused for the others.
+    #[inline]
+    pub fn json_value(&self, p: &Pkt<'_, '_>, layer: usize) -> Option<Value> {
+        match self.get {
+            Getter::One(g) => g(p),
+            Getter::Many(g) => g(p, layer),
         }
     }
 
@@ -491,7 +597,8 @@ const TABLE: &[Field] = &[
         p.frame.link.vlan_id.map(|v| VU(v.into()))
     }).v("ID ", VFmt::Dec),
     one("vlan_pcp", U, "outermost VLAN priority (3 bits)", |p| {
-        p.frame.link.vlan_pcp.map(|v| VU(v.into()))
+        let l = &p.frame.link;
+        l.vlan_id.map(|_| l.vlan_pcp.map_or(Value::Null, |v| VU(v.into())))
     }).v("PCP ", VFmt::Dec),
     one(
         "inner_vlan",
@@ -503,7 +610,10 @@ const TABLE: &[Field] = &[
         "inner_vlan_pcp",
         U,
         "innermost VLAN priority (3 bits)",
-        |p| p.frame.link.inner_vlan_pcp.map(|v| VU(v.into())),
+        |p| {
+            let l = &p.frame.link;
+            l.inner_vlan_id.map(|_| l.inner_vlan_pcp.map_or(Value::Null, |v| VU(v.into())))
+        },
     ).v("PCP ", VFmt::Dec),
     many(
         "encap",
@@ -607,6 +717,9 @@ const TABLE: &[Field] = &[
             })
         },
     ).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("En ", VFmt::Dec),
+    many("encap.bso", U, "ERSPAN III BSO (2 bits)", |p, i| {
+        erspan3(p, i, |e| VU(e.bso.into()))
+    }).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("BSO ", VFmt::Dec),
     many(
         "encap.truncated",
         B,
@@ -625,9 +738,6 @@ const TABLE: &[Field] = &[
             _ => None,
         })
     }).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("index ", VFmt::Dec),
-    many("encap.bso", U, "ERSPAN III BSO (2 bits)", |p, i| {
-        erspan3(p, i, |e| VU(e.bso.into()))
-    }).no_col("the Parquet table keeps the tunnel layers as the `encap` column's JSON text").v("BSO ", VFmt::Dec),
     many(
         "encap.timestamp",
         U,
@@ -704,7 +814,7 @@ const TABLE: &[Field] = &[
         "roce",
         S,
         "v1, v2 or ib; absent for a frame that is not RoCE",
-        |p| p.roce().map(|r| VS(r.version.name())),
+        |p| Some(p.roce().map_or(Value::Null, |r| VS(r.version.name()))),
     ).no_v("the tree's headers tell the version: GRH without IP for v1, IP and UDP for v2, LRH for ib"),
     one("src", A, "source IP address, GID or LID", |p| {
         p.frame.net().map(|n| VA(n.src))
@@ -716,7 +826,7 @@ const TABLE: &[Field] = &[
         "ecn",
         S,
         "IP ECN codepoint (RFC 3168): not-ect, ect0, ect1, ce",
-        |p| p.roce().and_then(|r| r.ecn).map(|e| VS(e.name())),
+        |p| p.roce().map(|r| r.ecn.map_or(Value::Null, |e| VS(e.name()))),
     ).v("ECN ", VFmt::Text),
     one("dscp", U, "IP DSCP (6 bits)", |p| {
         p.roce().and_then(|r| r.dscp).map(|v| VU(v.into()))
@@ -937,7 +1047,7 @@ const TABLE: &[Field] = &[
         U,
         "ACK credits (absent when unlimited, code 31)",
         |p| match aeth_kind(p)? {
-            AethKind::Ack { credits, .. } => credits.map(|c| VU(c.into())),
+            AethKind::Ack { credits, .. } => Some(credits.map_or(Value::Null, |c| VU(c.into()))),
             _ => None,
         },
     ).vu("= ", VFmt::Dec, " credits"),
@@ -1012,10 +1122,10 @@ const TABLE: &[Field] = &[
         },
     ).no_v("-V words it: cut by the snap length, packet malformed, no rule for this opcode"),
     one("icrc.value", U, "ICRC on the wire (CRC-32 value)", |p| {
-        p.roce().and_then(|r| r.icrc.value).map(|v| VU(v.into()))
+        p.roce().map(|r| r.icrc.value.map_or(Value::Null, |v| VU(v.into())))
     }).v("ICRC: ", VFmt::Hex(8)),
     one("icrc.expected", U, "ICRC computed (CRC-32 value)", |p| {
-        p.roce().and_then(|r| r.icrc.expected).map(|v| VU(v.into()))
+        p.roce().map(|r| r.icrc.expected.map_or(Value::Null, |v| VU(v.into())))
     }).v("expected ", VFmt::Hex(8)).only("-V shows it only when the ICRC is bad"),
     one(
         "malformed",

@@ -189,6 +189,8 @@ pub fn text(v: &Value, hex: Option<usize>) -> String {
         (Value::Addr(a), _) => a.to_string(),
         (Value::Float(f), _) => f.to_string(),
         (Value::Present, _) => "1".into(),
+        // Never passed on by `Field::any`: an absent field prints as nothing.
+        (Value::Null, _) => String::new(),
     }
 }
 

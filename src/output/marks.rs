@@ -53,49 +53,6 @@ pub fn append_tags(l: &mut Line, m: &Marks) {
     }
 }
 
-/// The `analysis` object's members (only the set ones), as `"analysis":{…}`.
-pub fn json(m: &Marks) -> String {
-    let mut f: Vec<String> = Vec::new();
-    let mut flag = |k: &str, v: bool| {
-        if v {
-            f.push(format!("\"{k}\":true"));
-        }
-    };
-    flag("retransmission", m.retransmission);
-    flag("out_of_order", m.out_of_order);
-    flag("duplicate", m.duplicate);
-    flag("after_gap", m.gap > 0);
-    if m.gap > 0 {
-        f.push(format!("\"gap\":{}", m.gap));
-    }
-    if m.naked {
-        f.push("\"naked\":true".into());
-    }
-    if let Some(r) = m.nak_reason {
-        f.push(format!("\"nak_reason\":\"{r}\""));
-    }
-    if let Some(r) = m.ack_rtt_ns {
-        f.push(format!("\"ack_rtt_ns\":{r}"));
-    }
-    if let Some(c) = m.cnp_for {
-        f.push(format!("\"cnp_for\":{c}"));
-    }
-    if let Some(id) = m.message {
-        f.push(format!("\"message\":{id}"));
-    }
-    format!("\"analysis\":{{{}}}", f.join(","))
-}
-
-/// Add the `analysis` object to the JSON line that ends `l` (`…}\n` → `…,"analysis":{…}}\n`);
-/// nothing without marks.
-pub fn append_json(l: &mut Line, m: &Marks) {
-    if m.is_empty() || !l.buf.ends_with(b"}\n") {
-        return;
-    }
-    l.buf.truncate(l.buf.len() - 2);
-    l.s(",").s(&json(m)).s("}\n");
-}
-
 /// Add an `Analysis:` line with the tags and the message id (`message N`) to the `-V` tree
 /// that ends `l` (before its blank line); nothing without marks.
 pub fn append_tree(l: &mut Line, m: &Marks) {
@@ -124,7 +81,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tags_json_and_tree() {
+    fn tags_and_tree() {
         let m = Marks {
             retransmission: true,
             gap: 3,
@@ -137,16 +94,6 @@ mod tests {
             "[RETX] [GAP 3] [NAK psn_seq_err] [CNP for frame 9]"
         );
         let mut l = Line::new();
-        l.s("{\"frame\":1}\n");
-        append_json(&mut l, &m);
-        let v: serde_json::Value = serde_json::from_slice(&l.buf).unwrap();
-        assert_eq!(v["analysis"]["retransmission"], true);
-        assert_eq!(v["analysis"]["after_gap"], true);
-        assert_eq!(v["analysis"]["gap"], 3);
-        assert_eq!(v["analysis"]["nak_reason"], "psn_seq_err");
-        assert_eq!(v["analysis"]["cnp_for"], 9);
-        assert!(v["analysis"].get("naked").is_none());
-        let mut l = Line::new();
         l.s("  1 line\n    tree\n\n");
         append_tree(&mut l, &m);
         assert!(l.buf.ends_with(
@@ -156,14 +103,13 @@ mod tests {
         l.s("x\n");
         append_tags(&mut l, &Marks::default());
         assert_eq!(l.buf, b"x\n");
-        // The message id alone: in JSON and -V, not a tag of the text line.
+        // The message id alone: in -V (and JSON), not a tag of the text line.
         let only = Marks {
             message: Some(45),
             ..Marks::default()
         };
         append_tags(&mut l, &only);
         assert_eq!(l.buf, b"x\n");
-        assert_eq!(json(&only), "\"analysis\":{\"message\":45}");
         let mut l = Line::new();
         l.s("  1 line\n\n");
         append_tree(&mut l, &Marks { gap: 1, ..only });

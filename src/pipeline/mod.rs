@@ -349,8 +349,7 @@ impl Run {
                 ts_ns,
                 len: rec.len,
                 caplen: rec.caplen,
-                link: &frame.link,
-                encap: &frame.encap,
+                decoded: &frame,
             };
             // Messages printed with --messages stay in the report; others stream to the export.
             let keep = self.shape.display.report.messages;

@@ -24,7 +24,8 @@ use super::Constants;
 use super::columns::{Column, Texts, UtcTimestamps, part_if, ts_type};
 
 use crate::analyze::marks::Marks;
-use crate::decode::{Address, AethKind, Encap, IcrcStatus, LinkSummary, RocePacket};
+use crate::decode::{Address, AethKind, Frame, IcrcStatus, LinkSummary, RocePacket};
+use crate::source::FrameCtx;
 
 /// An address column: each address as `read --json` writes it, formatted once per run of
 /// recent ones (most packets repeat the two ends of a few flows).
@@ -205,10 +206,8 @@ pub struct PacketMeta<'a> {
     pub len: u32,
     /// Bytes captured.
     pub caplen: u32,
-    /// Link-layer summary (VLAN tags).
-    pub link: &'a LinkSummary,
-    /// Tunnel layers (GRE, ERSPAN, VXLAN) around the packet.
-    pub encap: &'a Encap,
+    /// The decoded frame (its link summary with the VLAN tags, its tunnel layers).
+    pub decoded: &'a Frame<'a>,
 }
 
 /// One row of the `packets` table, owned (the packet's headers without its payload bytes), so
@@ -243,8 +242,17 @@ impl PacketRow {
             ts_ns: m.ts_ns,
             len: m.len,
             caplen: m.caplen,
-            link: *m.link,
-            encap: (!m.encap.is_empty()).then(|| crate::output::json::encap_json(m.encap)),
+            link: m.decoded.link,
+            encap: (!m.decoded.encap.is_empty()).then(|| {
+                let ctx = FrameCtx {
+                    number: m.frame,
+                    ts_ns: m.ts_ns,
+                    rel_ns: 0,
+                    caplen: m.caplen,
+                    len: m.len,
+                };
+                crate::output::json::encap_json(&ctx, m.decoded)
+            }),
             p: RocePacket { payload: &[], ..*p },
             marks: None,
         }
@@ -486,19 +494,19 @@ mod tests {
                 ts_ns: 1,
                 len: b.len() as u32,
                 caplen: b.len() as u32,
-                link: &f.link,
-                encap: &f.encap,
+                decoded: &f,
             };
             rows.push(PacketRow::new(&meta, p));
         }
+        // Untagged, not tunnelled: the IB row's link and encap columns are null.
+        let plain = decode_frame(LinkType::ETHERNET, &whole, whole.len() as u32, &cfg);
         let mut ib = PacketRow::new(
             &PacketMeta {
                 frame: 99,
                 ts_ns: 1,
                 len: 1,
                 caplen: 1,
-                link: &LinkSummary::default(),
-                encap: &Encap::default(),
+                decoded: &plain,
             },
             &rows[0].p,
         );
@@ -572,8 +580,7 @@ mod tests {
             ts_ns: 1_000_000_123,
             len: bytes.len() as u32,
             caplen: bytes.len() as u32,
-            link: &f.link,
-            encap: &f.encap,
+            decoded: &f,
         };
         let mut rows = PacketRows::new();
         rows.push(&meta, p);
