@@ -321,7 +321,7 @@ pub const fn index(name: &str) -> usize {
 /// followed by its own fields (`bth.opcode`, …), which print inside its object (the array of
 /// objects of `encap`, one per tunnel layer). For field `i`: the index just after its own fields
 /// (`i + 1` for a field that is not a header).
-pub fn subtree_end(i: usize) -> usize {
+pub const fn subtree_end(i: usize) -> usize {
     SUBTREE_END[i]
 }
 
@@ -579,8 +579,9 @@ fn aeth_kind(p: &Pkt<'_, '_>) -> Option<AethKind> {
 /// Every field, in the order `--json` prints them.
 pub static FIELDS: &[Field] = TABLE;
 
-/// [`FIELDS`] as a constant, for [`index`] to search at compile time.
-const TABLE: &[Field] = &[
+/// [`FIELDS`] as a constant: for [`index`] to search at compile time, and for a writer that
+/// unrolls its walk over the fields (`--json`) to call each accessor directly.
+pub const TABLE: &[Field] = &[
     one("frame", U, "frame number, from 1", |p| {
         Some(VU(p.ctx.number))
     }).v("Frame ", VFmt::Dec),
