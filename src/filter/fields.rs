@@ -332,8 +332,9 @@ pub fn json_key(i: usize) -> &'static str {
     &name[KEY_START[i]..]
 }
 
-/// [`subtree_end`] for every field, computed at compile time; the build stops if a field named
-/// `h.f` does not follow its header `h` among `h`'s other fields.
+/// [`subtree_end`] for every field, computed at compile time; the build stops, naming the field,
+/// if a field named `h.f` does not follow its header `h` among `h`'s other fields, or if a name
+/// has two dots (the registry nests one level).
 const SUBTREE_END: [usize; TABLE.len()] = subtree_ends();
 
 /// Where each field's key starts in its name (after the last dot).
@@ -359,6 +360,14 @@ const fn subtree_ends() -> [usize; TABLE.len()] {
             d += 1;
         }
         if d < name.len() {
+            // One level: `--json`'s writer opens no object inside a header's object.
+            let mut e = d + 1;
+            while e < name.len() {
+                if name[e] == b'.' {
+                    panic!("{}", TABLE[j].name);
+                }
+                e += 1;
+            }
             let mut h = j;
             while h > 0 && !is_child(TABLE[h - 1].name, TABLE[j].name) {
                 h -= 1;
