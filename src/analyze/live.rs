@@ -132,8 +132,7 @@ mod tests {
     use super::*;
     use crate::analyze::AnalyzeConfig;
     use crate::decode::Opcode;
-    use crate::decode::{Address, DecodeConfig, LinkType, decode_frame};
-    use crate::decode::{Aeth, Reth};
+    use crate::decode::{Address, Aeth, DecodeConfig, LinkType, Reth, decode_frame};
     use crate::synth::frame::{Bth, Packet};
 
     /// Push SEND ONLY packets of QP 0x11 (10.0.0.1 → 10.0.0.2) with `psns`, every other one

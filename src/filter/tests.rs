@@ -3,8 +3,7 @@
 
 use super::*;
 use crate::analyze::marks::Marks;
-use crate::decode::Opcode;
-use crate::decode::{Aeth, Reth};
+use crate::decode::{Aeth, Opcode, Reth};
 use crate::decode::{DecodeConfig, LinkType, decode_frame};
 use crate::source::FrameCtx;
 use crate::synth::frame::{Bth, Packet};

@@ -418,9 +418,8 @@ impl AddrCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::Aeth;
     use crate::decode::test_util::hex;
-    use crate::decode::{DecodeConfig, LinkType, decode_frame};
+    use crate::decode::{Aeth, DecodeConfig, LinkType, decode_frame};
     use arrow_array::cast::AsArray;
     use arrow_array::types::{TimestampNanosecondType, UInt8Type, UInt32Type};
 

@@ -21,8 +21,7 @@ use rand::rngs::Xoshiro256PlusPlus;
 
 use super::capfile::{self, LINKTYPE_ETHERNET, Record};
 use super::frame::{Bth, Eth, Ext, Net, Packet};
-use crate::decode::Aeth;
-use crate::decode::Opcode;
+use crate::decode::{Aeth, Opcode};
 
 /// Capture start time of every sample: 2026-12-01 02:00:00 UTC, in ns since the Unix epoch.
 pub const BASE_NS: u64 = 1_796_090_400_000_000_000;

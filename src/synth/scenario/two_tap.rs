@@ -27,8 +27,7 @@ use rand::RngExt;
 use super::super::capfile::{Record, Resolution};
 use super::super::frame::{Bth, Eth, Net, Packet, VlanTag};
 use super::{BASE_NS, op, psn_add, segments, syndrome, wire_ns, write_opcode};
-use crate::decode::Opcode;
-use crate::decode::{Aeth, Deth, Reth};
+use crate::decode::{Aeth, Deth, Opcode, Reth};
 
 /// Path MTU in bytes.
 pub const PMTU: u32 = 1024;
