@@ -9,6 +9,7 @@
 mod frames;
 
 use frames::{Ext, V2, ip_checksum};
+use roce_inspect::decode::{Aeth, Reth};
 use std::path::{Path, PathBuf};
 
 /// 2023-11-14T22:13:20Z in seconds.
@@ -139,7 +140,11 @@ fn main() {
             psn,
             payload: 64,
             ext: Ext {
-                reth: (0x1000, 0x1234, 64),
+                reth: Reth {
+                    va: 0x1000,
+                    rkey: 0x1234,
+                    dma_len: 64,
+                },
                 ..Ext::default()
             },
             ..V2::default()
@@ -201,7 +206,11 @@ fn main() {
         payload,
         pad: ((4 - payload % 4) % 4) as u8,
         ext: Ext {
-            reth: (0x7f00_0000_0000, 0xbeef, dma),
+            reth: Reth {
+                va: 0x7f00_0000_0000,
+                rkey: 0xbeef,
+                dma_len: dma,
+            },
             ..Ext::default()
         },
         ..V2::default()
@@ -214,7 +223,10 @@ fn main() {
         psn,
         payload,
         ext: Ext {
-            aeth: (0x1f, 1),
+            aeth: Aeth {
+                syndrome: 0x1f,
+                msn: 1,
+            },
             ..Ext::default()
         },
         ..V2::default()
@@ -289,7 +301,10 @@ fn main() {
     let w = |psn: u32| req(0x0a, psn, 8, 8).build();
     let nak = V2 {
         ext: Ext {
-            aeth: (0x60, 0),
+            aeth: Aeth {
+                syndrome: 0x60,
+                msn: 0,
+            },
             ..Ext::default()
         },
         ..resp(0x11, 1, 0)

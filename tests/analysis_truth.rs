@@ -13,7 +13,10 @@ use common::frames::{Ext, V2};
 use roce_inspect::analyze::message::{Message, MessageKind, MessageStatus};
 use roce_inspect::analyze::report::FlowReport;
 use roce_inspect::analyze::{AnalyzeConfig, Analyzer, Report};
-use roce_inspect::decode::{DecodeConfig, LinkType, decode_frame, icrc};
+use roce_inspect::decode::{
+    Aeth, AtomicAckEth, AtomicEth, DecodeConfig, Deth, Feth, ImmDt, LinkType, Reth, decode_frame,
+    icrc,
+};
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -69,14 +72,18 @@ fn pkt(src: [u8; 4], dst: [u8; 4], qp: u32, opcode: u8, psn: u32, ext: Ext, payl
 
 fn reth(va: u64, len: u32) -> Ext {
     Ext {
-        reth: (va, 0x77, len),
+        reth: Reth {
+            va,
+            rkey: 0x77,
+            dma_len: len,
+        },
         ..Ext::default()
     }
 }
 
 fn aeth(syndrome: u8, msn: u32) -> Ext {
     Ext {
-        aeth: (syndrome, msn),
+        aeth: Aeth { syndrome, msn },
         ..Ext::default()
     }
 }
@@ -264,19 +271,31 @@ fn scenario(with_read: bool, cnp: bool) -> Conv {
     c.req(SEND_ONLY, p + 2, Ext::default(), 64);
     c.ack(p + 2, 5);
     let atomic = Ext {
-        atomic: (0x4000, 0x77, 1, 0),
+        atomic_eth: AtomicEth {
+            va: 0x4000,
+            rkey: 0x77,
+            swap_add: 1,
+            compare: 0,
+        },
         ..Ext::default()
     };
     c.req(FETCH_ADD, p + 3, atomic, 0);
     let ack = Ext {
-        aeth: (AETH_ACK, 6),
-        atomic_ack: 41,
+        aeth: Aeth {
+            syndrome: AETH_ACK,
+            msn: 6,
+        },
+        atomic_ack_eth: AtomicAckEth { orig: 41 },
         ..Ext::default()
     };
     c.resp(ATOMIC_ACK, p + 3, ack, 0);
     let imm = Ext {
-        imm: 0xfeed,
-        reth: (0x5000, 0x77, 16),
+        imm: ImmDt { data: 0xfeed },
+        reth: Reth {
+            va: 0x5000,
+            rkey: 0x77,
+            dma_len: 16,
+        },
         ..Ext::default()
     };
     c.req(WRITE_ONLY_IMM, p + 4, imm, 16);
@@ -287,7 +306,10 @@ fn scenario(with_read: bool, cnp: bool) -> Conv {
         c.push(n);
     }
     let ud = Ext {
-        deth: (0x1111, 0x300),
+        deth: Deth {
+            qkey: 0x1111,
+            src_qp: 0x300,
+        },
         ..Ext::default()
     };
     c.push(pkt(A, B, 0x99, UD_SEND_ONLY, 7000, ud, 40));
@@ -539,7 +561,12 @@ impl Op {
     /// The request at `psn` and its payload bytes as the responder would execute them.
     fn request(self, c: &mut Conv, psn: u32) -> u64 {
         let atomic = Ext {
-            atomic: (0x4000, 0x77, 5, 9),
+            atomic_eth: AtomicEth {
+                va: 0x4000,
+                rkey: 0x77,
+                swap_add: 5,
+                compare: 9,
+            },
             ..Ext::default()
         };
         match self {
@@ -565,7 +592,7 @@ impl Op {
             }
             Op::Flush => {
                 let e = Ext {
-                    feth: (1 << 4) | 2,
+                    feth: Feth { sel: 1, plt: 2 },
                     ..reth(0x3000, 4096)
                 };
                 c.req(FLUSH, psn, e, 0);
@@ -588,8 +615,11 @@ impl Op {
             }
             Op::CmpSwap | Op::FetchAdd => {
                 let e = Ext {
-                    aeth: (AETH_ACK, msn),
-                    atomic_ack: 9,
+                    aeth: Aeth {
+                        syndrome: AETH_ACK,
+                        msn,
+                    },
+                    atomic_ack_eth: AtomicAckEth { orig: 9 },
                     ..Ext::default()
                 };
                 c.resp(ATOMIC_ACK, psn, e, 0);
@@ -751,8 +781,11 @@ fn responses_whose_requests_precede_the_capture() {
     c.resp(RESP_MIDDLE, 51, Ext::default(), 1024);
     c.resp(RESP_LAST, 52, aeth(AETH_ACK, 3), 10);
     let ack = Ext {
-        aeth: (AETH_ACK, 4),
-        atomic_ack: 1,
+        aeth: Aeth {
+            syndrome: AETH_ACK,
+            msn: 4,
+        },
+        atomic_ack_eth: AtomicAckEth { orig: 1 },
         ..Ext::default()
     };
     c.resp(ATOMIC_ACK, 53, ack, 0);
@@ -995,7 +1028,10 @@ fn native_ib_ud_senders_and_qp0() {
 fn rocev2_ud_sender_to_two_hosts() {
     let mut c = Conv::default();
     let ud = Ext {
-        deth: (0x1111, 0x300),
+        deth: Deth {
+            qkey: 0x1111,
+            src_qp: 0x300,
+        },
         ..Ext::default()
     };
     for psn in 50..56u32 {

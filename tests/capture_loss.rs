@@ -9,7 +9,7 @@ mod common;
 
 use roce_inspect::analyze::message::{Message, MessageKind};
 use roce_inspect::analyze::{AnalyzeConfig, Analyzer, Report};
-use roce_inspect::decode::{Address, DecodeConfig, LinkType, decode_frame};
+use roce_inspect::decode::{Address, DecodeConfig, LinkType, Reth, decode_frame};
 use roce_inspect::synth::capfile::Record;
 use roce_inspect::synth::frame::Packet;
 use roce_inspect::synth::scenario::{self, Path, faults, host, nccl, op, syndrome, two_tap};
@@ -72,7 +72,11 @@ fn frames(pkts: &[Packet]) -> Vec<Rec> {
 
 fn write_only(psn: u32, bytes: usize) -> Packet {
     let mut p = path().packet(op::WRITE_ONLY, psn);
-    p.ext.reth = (0x1000 * u64::from(psn), 0x2a, bytes as u32);
+    p.ext.reth = Reth {
+        va: 0x1000 * u64::from(psn),
+        rkey: 0x2a,
+        dma_len: bytes as u32,
+    };
     p.payload_len = bytes;
     p.bth.ack_req = true;
     p
@@ -123,7 +127,11 @@ fn three_packet_writes() -> Vec<Packet> {
             let mut p = path().packet(scenario::write_opcode(i, 3, false), psn);
             p.payload_len = 1024;
             if i == 0 {
-                p.ext.reth = (0x10_0000 * u64::from(m), 0x2a, 3072);
+                p.ext.reth = Reth {
+                    va: 0x10_0000 * u64::from(m),
+                    rkey: 0x2a,
+                    dma_len: 3072,
+                };
             }
             p.bth.ack_req = i == 2;
             v.push(p);

@@ -584,7 +584,7 @@ fn has_keys(v: &Value, keys: &[&str], ctx: &str) {
 /// A µs pcap with one packet of each extended header kind (RETH, AETH, DETH, AtomicETH,
 /// AtomicAckETH, ImmDt), built with the project's frame builder.
 fn ext_headers_fixture(dir: &Path) -> PathBuf {
-    use roce_inspect::decode::Opcode;
+    use roce_inspect::decode::{Aeth, AtomicEth, Deth, Opcode, Reth};
     use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, Record, Resolution, write_pcap_with};
     use roce_inspect::synth::frame::{Bth, Packet};
     let mk = |opcode: u8, f: &dyn Fn(&mut Packet)| {
@@ -603,22 +603,48 @@ fn ext_headers_fixture(dir: &Path) -> PathBuf {
     };
     let frames = [
         mk(0x06, &|p| {
-            p.ext.reth = (0x1000, 0x55, 2048);
+            p.ext.reth = Reth {
+                va: 0x1000,
+                rkey: 0x55,
+                dma_len: 2048,
+            };
             p.payload_len = 1024;
         }),
-        mk(0x11, &|p| p.ext.aeth = (0x1f, 3)),
+        mk(0x11, &|p| {
+            p.ext.aeth = Aeth {
+                syndrome: 0x1f,
+                msn: 3,
+            }
+        }),
         mk(0x64, &|p| {
-            p.ext.deth = (0x1111_1111, 0x99);
+            p.ext.deth = Deth {
+                qkey: 0x1111_1111,
+                src_qp: 0x99,
+            };
             p.payload_len = 16;
         }),
-        mk(0x14, &|p| p.ext.atomic = (0x2000, 0x66, 1, 0)),
+        mk(0x14, &|p| {
+            p.ext.atomic_eth = AtomicEth {
+                va: 0x2000,
+                rkey: 0x66,
+                swap_add: 1,
+                compare: 0,
+            }
+        }),
         mk(0x12, &|p| {
-            p.ext.aeth = (0x1f, 4);
-            p.ext.atomic_ack = 41;
+            p.ext.aeth = Aeth {
+                syndrome: 0x1f,
+                msn: 4,
+            };
+            p.ext.atomic_ack_eth.orig = 41;
         }),
         mk(0x0b, &|p| {
-            p.ext.reth = (0x3000, 0x77, 8);
-            p.ext.imm = 0xdead_beef;
+            p.ext.reth = Reth {
+                va: 0x3000,
+                rkey: 0x77,
+                dma_len: 8,
+            };
+            p.ext.imm.data = 0xdead_beef;
             p.payload_len = 8;
         }),
     ];

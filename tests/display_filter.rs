@@ -91,7 +91,7 @@ fn records(path: &Path) -> Vec<(LinkType, u64, u64, u32, Vec<u8>)> {
 /// RoCEv1 (GRH), with two VLAN tags; and each mirror tunnel around one of them.
 fn built_frames() -> Vec<Vec<u8>> {
     use common::mirror::{Carrier, Tunnel, wrap};
-    use roce_inspect::decode::Opcode;
+    use roce_inspect::decode::{Aeth, AtomicEth, Deth, Feth, Opcode, Reth};
     use roce_inspect::synth::frame::{Bth, Net, Packet, VlanTag};
     let mut out = Vec::new();
     for op in 0..=255u8 {
@@ -106,17 +106,32 @@ fn built_frames() -> Vec<Vec<u8>> {
                     ..Bth::default()
                 },
             );
-            p.ext.reth = (0x1000, 7, 4096);
+            p.ext.reth = Reth {
+                va: 0x1000,
+                rkey: 7,
+                dma_len: 4096,
+            };
             // An ACK with credits, an RNR NAK and a NAK (IBTA Table 43).
-            p.ext.aeth = ([0x05, 0x25, 0x61][net], 3);
-            p.ext.deth = (0x1111, 0x22);
-            p.ext.imm = 9;
-            p.ext.ieth = 10;
-            p.ext.atomic = (0x2000, 8, 1, 2);
-            p.ext.atomic_ack = 3;
-            p.ext.rdeth = 4;
-            p.ext.xrc_srq = 5;
-            p.ext.feth = 0x12;
+            p.ext.aeth = Aeth {
+                syndrome: [0x05, 0x25, 0x61][net],
+                msn: 3,
+            };
+            p.ext.deth = Deth {
+                qkey: 0x1111,
+                src_qp: 0x22,
+            };
+            p.ext.imm.data = 9;
+            p.ext.ieth.rkey = 10;
+            p.ext.atomic_eth = AtomicEth {
+                va: 0x2000,
+                rkey: 8,
+                swap_add: 1,
+                compare: 2,
+            };
+            p.ext.atomic_ack_eth.orig = 3;
+            p.ext.rdeth.ee_context = 4;
+            p.ext.xrceth.xrc_srq = 5;
+            p.ext.feth = Feth { sel: 1, plt: 2 };
             p.payload_len = 8;
             p.eth.tags = vec![VlanTag::dot1q(100, 3), VlanTag::dot1q(200, 5)];
             if net == 1 {

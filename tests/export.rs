@@ -532,7 +532,7 @@ fn bad_input_is_one_line_and_exit_1() {
 /// A capture where B's fatal NAK (remote access) refuses A's WRITE after `others` WRITEs of
 /// another QP pair (IBTA Vol 1 §9.9.2).
 fn late_nak_capture(path: &Path, others: u32) {
-    use roce_inspect::decode::Opcode;
+    use roce_inspect::decode::{Aeth, Opcode, Reth};
     use roce_inspect::synth::frame::{Bth, Packet};
     let t0 = 1_700_000_000_000_000_000u64;
     let write = |src, dst, qp, psn| {
@@ -543,7 +543,11 @@ fn late_nak_capture(path: &Path, others: u32) {
             ..Bth::default()
         };
         let mut p = Packet::v4(src, dst, bth);
-        p.ext.reth = (0x1000, 7, 64);
+        p.ext.reth = Reth {
+            va: 0x1000,
+            rkey: 7,
+            dma_len: 64,
+        };
         p.payload_len = 64;
         p
     };
@@ -558,7 +562,10 @@ fn late_nak_capture(path: &Path, others: u32) {
         ..Bth::default()
     };
     let mut nak = Packet::v4([10, 0, 0, 2], [10, 0, 0, 1], bth);
-    nak.ext.aeth = (0x62, 1);
+    nak.ext.aeth = Aeth {
+        syndrome: 0x62,
+        msn: 1,
+    };
     packets.push(nak);
     let records: Vec<Record> = packets
         .iter()
@@ -607,7 +614,7 @@ fn late_fatal_nak_is_in_the_messages_table_or_warned() {
 /// its PSNs up through the wrap (so the WRITEs are messages); a third flow carries ATOMIC
 /// ACKNOWLEDGEs.
 fn extremes_capture(path: &Path) {
-    use roce_inspect::decode::Opcode;
+    use roce_inspect::decode::{Aeth, AtomicEth, Opcode, Reth};
     use roce_inspect::synth::frame::{Bth, Packet};
     let t0 = 1_700_000_000_000_000_000u64;
     let mut records = Vec::new();
@@ -633,10 +640,22 @@ fn extremes_capture(path: &Path) {
         };
         psn[flow] = (psn[flow] + 1) & 0xff_ffff;
         let mut p = Packet::v4(src, dst, bth);
-        p.ext.reth = (big(u64::MAX - i, i), big(0xffff_ffff, 0) as u32, 64);
-        p.ext.atomic = (big(!7, 8), 7, big(u64::MAX, 0), big(0, u64::MAX));
-        p.ext.atomic_ack = big(u64::MAX, 1);
-        p.ext.aeth = (0, big(0xff_ffff, 0) as u32);
+        p.ext.reth = Reth {
+            va: big(u64::MAX - i, i),
+            rkey: big(0xffff_ffff, 0) as u32,
+            dma_len: 64,
+        };
+        p.ext.atomic_eth = AtomicEth {
+            va: big(!7, 8),
+            rkey: 7,
+            swap_add: big(u64::MAX, 0),
+            compare: big(0, u64::MAX),
+        };
+        p.ext.atomic_ack_eth.orig = big(u64::MAX, 1);
+        p.ext.aeth = Aeth {
+            syndrome: 0,
+            msn: big(0xff_ffff, 0) as u32,
+        };
         p.payload_len = if opcode == 0x0a { 64 } else { 0 };
         records.push(Record::new(t0 + big(1_000_000_000_000, 0) + i, p.build()));
     }

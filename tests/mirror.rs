@@ -13,6 +13,7 @@ use std::process::Command;
 
 use common::frames::{Ext, V2};
 use common::mirror::{Carrier, OUTER_V6, Rec, Tunnel, pcap, wrap};
+use roce_inspect::decode::{Aeth, ImmDt, Reth};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_roce-inspect");
@@ -33,8 +34,12 @@ fn inner_frames(vlan: Option<u16>) -> Vec<Vec<u8>> {
         psn,
         payload,
         ext: Ext {
-            reth: (0x7f00_0000_1000, 0x1234, 2560),
-            imm: 0xdead_beef,
+            reth: Reth {
+                va: 0x7f00_0000_1000,
+                rkey: 0x1234,
+                dma_len: 2560,
+            },
+            imm: ImmDt { data: 0xdead_beef },
             ..Ext::default()
         },
         ..V2::default()
@@ -49,13 +54,16 @@ fn inner_frames(vlan: Option<u16>) -> Vec<Vec<u8>> {
         psn,
         payload,
         ext: Ext {
-            aeth: (0x1f, msn),
+            aeth: Aeth {
+                syndrome: 0x1f,
+                msn,
+            },
             ..Ext::default()
         },
         ..V2::default()
     };
     let mut read = req(0x0c, 104, 0);
-    read.ext.reth.2 = 100;
+    read.ext.reth.dma_len = 100;
     let mut last = req(0x08, 102, 512);
     last.ack_req = true;
     let cnp = V2 {
@@ -657,7 +665,7 @@ mod properties {
     use super::common::frames::{Ext, V2};
     use super::common::mirror::{Carrier, Tunnel, wrap};
     use proptest::prelude::*;
-    use roce_inspect::decode::{DecodeConfig, LinkType, decode_frame};
+    use roce_inspect::decode::{DecodeConfig, Deth, LinkType, decode_frame};
 
     fn tunnel(kind: u8, session: u16, t: bool) -> Tunnel {
         match kind % 5 {
@@ -714,7 +722,7 @@ mod properties {
                 payload,
                 vlan: inner_vlan,
                 psn: u32::from(session) * 7,
-                ext: Ext { deth: (0x8001_0000, 5), ..Ext::default() },
+                ext: Ext { deth: Deth { qkey: 0x8001_0000, src_qp: 5 }, ..Ext::default() },
                 ..V2::default()
             }
             .build();

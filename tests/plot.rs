@@ -379,6 +379,7 @@ fn png_and_errors() {
 #[test]
 fn ud_gap_is_marked_and_a_duplicate_is_not_a_retransmission() {
     use common::frames::V2;
+    use roce_inspect::decode::Deth;
     let recs: Vec<_> = [0u32, 1, 2, 5, 6, 6, 7]
         .iter()
         .enumerate()
@@ -390,7 +391,10 @@ fn ud_gap_is_marked_and_a_duplicate_is_not_a_retransmission() {
                 payload: 32,
                 ..V2::default()
             };
-            p.ext.deth = (0x1111_1111, 0x42);
+            p.ext.deth = Deth {
+                qkey: 0x1111_1111,
+                src_qp: 0x42,
+            };
             let data = p.build();
             roce_inspect::synth::capfile::Record {
                 ts_ns: 1_700_000_000_000_000_000 + k as u64 * 1_000,

@@ -10,7 +10,8 @@ use roce_inspect::analyze::psn::{
 };
 use roce_inspect::analyze::{AnalyzeConfig, Analyzer};
 use roce_inspect::decode::{
-    DecodeConfig, Frame, FrameKind, IcrcStatus, LinkType, Opcode, decode_frame,
+    Aeth, AtomicAckEth, AtomicEth, DecodeConfig, Deth, Feth, Frame, FrameKind, IcrcStatus, Ieth,
+    ImmDt, LinkType, Opcode, Rdeth, Reth, Xrceth, decode_frame,
 };
 
 fn decode(f: &[u8]) -> Frame<'_> {
@@ -113,8 +114,21 @@ prop_compose! {
         V2 {
             src, dst, sport, tos, ttl, ip_id, vlan, opcode, se, m, pad, pkey, fecn, becn,
             dest_qp: qp, ack_req, psn, payload,
-            ext: Ext { reth, aeth, deth, imm, ieth: imm, atomic, atomic_ack: reth.0,
-                       rdeth: imm, xrc_srq: imm, feth: imm },
+            ext: Ext {
+                reth: Reth { va: reth.0, rkey: reth.1, dma_len: reth.2 },
+                aeth: Aeth { syndrome: aeth.0, msn: aeth.1 },
+                deth: Deth { qkey: deth.0, src_qp: deth.1 },
+                imm: ImmDt { data: imm },
+                ieth: Ieth { rkey: imm },
+                atomic_eth: AtomicEth {
+                    va: atomic.0, rkey: atomic.1, swap_add: atomic.2, compare: atomic.3,
+                },
+                atomic_ack_eth: AtomicAckEth { orig: reth.0 },
+                rdeth: Rdeth { ee_context: imm },
+                xrceth: Xrceth { xrc_srq: imm },
+                // SEL (2 bits) and PLT (4 bits) from bits 5:4 and 3:0 of `imm`.
+                feth: Feth { sel: (imm >> 4) as u8 & 0x3, plt: imm as u8 & 0xf },
+            },
             ..V2::default()
         }
     }

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use proptest::prelude::*;
-use roce_inspect::decode::Opcode;
+use roce_inspect::decode::{Aeth, Opcode, Reth};
 use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, Record, pcap_bytes};
 use roce_inspect::synth::frame::{Bth, Packet};
 use roce_inspect::synth::scenario::{
@@ -32,7 +32,11 @@ fn psn_wrap(n: u32, start_ns: u64) -> Vec<Record> {
             },
         );
         w.payload_len = 64;
-        w.ext.reth = (0x1000 + u64::from(i) * 64, 9, 64);
+        w.ext.reth = Reth {
+            va: 0x1000 + u64::from(i) * 64,
+            rkey: 9,
+            dma_len: 64,
+        };
         let mut a = Packet::v4(
             [10, 250, 0, 2],
             [10, 250, 0, 1],
@@ -43,7 +47,10 @@ fn psn_wrap(n: u32, start_ns: u64) -> Vec<Record> {
                 ..Bth::default()
             },
         );
-        a.ext.aeth = (0x1f, i + 1);
+        a.ext.aeth = Aeth {
+            syndrome: 0x1f,
+            msn: i + 1,
+        };
         let t = start_ns + u64::from(i) * 2_000;
         v.push(Record::new(t, w.build()));
         v.push(Record::new(t + 700, a.build()));
@@ -220,7 +227,10 @@ fn big_frames_fill_windows_by_bytes() {
                 },
             );
             if payload == 0 {
-                w.ext.aeth = (0x1f, psn);
+                w.ext.aeth = Aeth {
+                    syndrome: 0x1f,
+                    msn: psn,
+                };
             }
             w.payload_len = payload;
             recs.push(Record::new(t, w.build()));

@@ -92,6 +92,7 @@ const FIELDS: &[&str] = &[
 /// pad bytes, CmpSwap, ATOMIC ACKNOWLEDGE, immediate data, UD with DETH, an RNR NAK, a CNP),
 /// built with the project's frame builder into `dir`.
 fn header_kinds_capture(dir: &Path) -> PathBuf {
+    use roce_inspect::decode::{Aeth, AtomicEth, Deth, Reth};
     use roce_inspect::synth::capfile::{LINKTYPE_ETHERNET, Record, pcap_bytes};
     use roce_inspect::synth::frame::VlanTag;
     let qinq = vec![
@@ -107,22 +108,42 @@ fn header_kinds_capture(dir: &Path) -> PathBuf {
             p.eth.tags = qinq.clone();
             p.bth.pad = 2;
             p.payload_len = 6;
-            p.ext.reth = (0x7f00_0000_1000, 0x1234, 6);
-            p.ext.imm = 0x0102_0304;
+            p.ext.reth = Reth {
+                va: 0x7f00_0000_1000,
+                rkey: 0x1234,
+                dma_len: 6,
+            };
+            p.ext.imm.data = 0x0102_0304;
         }),
         rc_frame(0x13, 2, &|p| {
-            p.ext.atomic = (0x7f00_0000_2000, 0x4321, 7, 5)
+            p.ext.atomic_eth = AtomicEth {
+                va: 0x7f00_0000_2000,
+                rkey: 0x4321,
+                swap_add: 7,
+                compare: 5,
+            }
         }),
         rc_frame(0x12, 2, &|p| {
-            p.ext.aeth = (0x1f, 3);
-            p.ext.atomic_ack = 5;
+            p.ext.aeth = Aeth {
+                syndrome: 0x1f,
+                msn: 3,
+            };
+            p.ext.atomic_ack_eth.orig = 5;
         }),
         rc_frame(0x65, 9, &|p| {
-            p.ext.deth = (0x1111_1111, 0x0000c3);
-            p.ext.imm = 0xaabb_ccdd;
+            p.ext.deth = Deth {
+                qkey: 0x1111_1111,
+                src_qp: 0x0000c3,
+            };
+            p.ext.imm.data = 0xaabb_ccdd;
             p.payload_len = 32;
         }),
-        rc_frame(0x11, 4, &|p| p.ext.aeth = (0x20 | 14, 4)),
+        rc_frame(0x11, 4, &|p| {
+            p.ext.aeth = Aeth {
+                syndrome: 0x20 | 14,
+                msn: 4,
+            }
+        }),
         rc_frame(0x81, 0, &|p| p.bth.becn = true),
     ];
     let recs: Vec<Record> = frames
@@ -143,6 +164,7 @@ fn header_kinds_capture(dir: &Path) -> PathBuf {
 /// record's pcap time is 5 s after its ERF header's, whose fractions of a second need rounding
 /// to the ns: tshark takes the time and the wire length from the ERF header, and so must we.
 fn erf_captures(dir: &Path) -> [PathBuf; 2] {
+    use roce_inspect::decode::Reth;
     use roce_inspect::synth::capfile::{Record, pcap_bytes, pcapng_bytes};
     const SECS: u64 = 1_796_090_400;
     let erf = |frac: u32, ty: u8, ext: &[u8], body: &[u8], wlen: usize| {
@@ -163,7 +185,11 @@ fn erf_captures(dir: &Path) -> [PathBuf; 2] {
         let mut f = rc_frame(opcode, psn, &|p| {
             p.payload_len = payload;
             if opcode == 0x0a {
-                p.ext.reth = (0x7f00_0000_1000, 0x77, payload as u32);
+                p.ext.reth = Reth {
+                    va: 0x7f00_0000_1000,
+                    rkey: 0x77,
+                    dma_len: payload as u32,
+                };
             }
         });
         // The Ethernet FCS, which ERF records keep: CRC-32 of the frame, least significant
@@ -197,14 +223,29 @@ fn erf_captures(dir: &Path) -> [PathBuf; 2] {
 /// type 101 (LINKTYPE_RAW, which libpcap hands over as DLT_RAW 12) in a pcap and a pcapng file,
 /// and 228 (LINKTYPE_IPV4) in a pcap file, into `dir`.
 fn raw_ip_captures(dir: &Path) -> [PathBuf; 3] {
+    use roce_inspect::decode::{Aeth, Reth};
     use roce_inspect::synth::capfile::{Record, pcap_bytes, pcapng_bytes};
     let frames = [
         rc_frame(0x0a, 20, &|p| {
             p.payload_len = 64;
-            p.ext.reth = (0x7f00_0000_4000, 0x99, 64);
+            p.ext.reth = Reth {
+                va: 0x7f00_0000_4000,
+                rkey: 0x99,
+                dma_len: 64,
+            };
         }),
-        rc_frame(0x11, 20, &|p| p.ext.aeth = (0x1f, 1)),
-        rc_frame(0x11, 21, &|p| p.ext.aeth = (0x60, 1)),
+        rc_frame(0x11, 20, &|p| {
+            p.ext.aeth = Aeth {
+                syndrome: 0x1f,
+                msn: 1,
+            }
+        }),
+        rc_frame(0x11, 21, &|p| {
+            p.ext.aeth = Aeth {
+                syndrome: 0x60,
+                msn: 1,
+            }
+        }),
     ];
     let recs: Vec<Record> = frames
         .iter()

@@ -132,7 +132,7 @@ mod tests {
     use super::*;
     use crate::analyze::AnalyzeConfig;
     use crate::decode::Opcode;
-    use crate::decode::{Address, DecodeConfig, LinkType, decode_frame};
+    use crate::decode::{Address, Aeth, DecodeConfig, LinkType, Reth, decode_frame};
     use crate::synth::frame::{Bth, Packet};
 
     /// Push SEND ONLY packets of QP 0x11 (10.0.0.1 → 10.0.0.2) with `psns`, every other one
@@ -217,8 +217,15 @@ mod tests {
                 },
             );
             p.udp_src = 0xc011;
-            p.ext.aeth = (syndrome, i as u32);
-            p.ext.reth = (0x1000, 0x1234, 1024);
+            p.ext.aeth = Aeth {
+                syndrome,
+                msn: i as u32,
+            };
+            p.ext.reth = Reth {
+                va: 0x1000,
+                rkey: 0x1234,
+                dma_len: 1024,
+            };
             p.payload_len = match opcode {
                 0x06 | 0x07 | 0x0d | 0x0e => 1024,
                 0x04 | 0x08 | 0x0a | 0x0f | 0x10 => 100,

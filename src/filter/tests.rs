@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::analyze::marks::Marks;
-use crate::decode::Opcode;
+use crate::decode::{Aeth, Opcode, Reth};
 use crate::decode::{DecodeConfig, LinkType, decode_frame};
 use crate::source::FrameCtx;
 use crate::synth::frame::{Bth, Packet};
@@ -21,7 +21,11 @@ fn write_first() -> Vec<u8> {
             ..Bth::default()
         },
     );
-    p.ext.reth = (0x7f00_0000_1000, 0xabcd, 4096);
+    p.ext.reth = Reth {
+        va: 0x7f00_0000_1000,
+        rkey: 0xabcd,
+        dma_len: 4096,
+    };
     p.payload_len = 1024;
     p.set_ecn(3);
     p.build()
@@ -39,7 +43,10 @@ fn nak() -> Vec<u8> {
             ..Bth::default()
         },
     );
-    p.ext.aeth = (0x60, 5);
+    p.ext.aeth = Aeth {
+        syndrome: 0x60,
+        msn: 5,
+    };
     p.set_ecn(2);
     p.build()
 }

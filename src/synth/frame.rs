@@ -121,32 +121,31 @@ impl Net {
     }
 }
 
-/// Extended-header field values; only those the opcode implies are written, each through its
-/// header struct in `decode::headers` (`Reth::emit`, …), which cuts every value to its field's
-/// bit width.
+/// Extended-header field values, each the header struct of `decode::headers` that the decoder
+/// reads it into (the same names as [`crate::decode::ExtHeaders`]); only the headers the opcode
+/// implies are written, each by its own `emit`, which cuts every value to its field's bit width.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Ext {
-    /// RETH: virtual address, R_Key, DMA length (bytes).
-    pub reth: (u64, u32, u32),
-    /// AETH: syndrome (8 bits), MSN (24 bits).
-    pub aeth: (u8, u32),
-    /// DETH: Q_Key, source QP (24 bits).
-    pub deth: (u32, u32),
-    /// Immediate data.
-    pub imm: u32,
-    /// IETH: R_Key to invalidate.
-    pub ieth: u32,
-    /// AtomicETH: virtual address, R_Key, swap/add data, compare data.
-    pub atomic: (u64, u32, u64, u64),
-    /// AtomicAckETH: original remote data.
-    pub atomic_ack: u64,
-    /// RDETH: EE context (24 bits).
-    pub rdeth: u32,
-    /// XRCETH: XRC SRQ number (24 bits).
-    pub xrc_srq: u32,
-    /// FETH word: selectivity level in bits 5:4, placement type in bits 3:0; the other bits
-    /// are reserved and written as 0.
-    pub feth: u32,
+    /// RDETH (IBTA Vol. 1 §9.3).
+    pub rdeth: Rdeth,
+    /// DETH (IBTA Vol. 1 §9.3).
+    pub deth: Deth,
+    /// XRCETH (IBTA Vol. 1 XRC).
+    pub xrceth: Xrceth,
+    /// RETH (IBTA Vol. 1 §9.3).
+    pub reth: Reth,
+    /// FETH (IBTA Vol. 1 2021 memory-placement annex); its reserved bits are written as 0.
+    pub feth: Feth,
+    /// AtomicETH (IBTA Vol. 1 §9.3).
+    pub atomic_eth: AtomicEth,
+    /// AETH (IBTA Vol. 1 §9.3.5).
+    pub aeth: Aeth,
+    /// AtomicAckETH (IBTA Vol. 1 §9.3).
+    pub atomic_ack_eth: AtomicAckEth,
+    /// Immediate data (IBTA Vol. 1 §9.3).
+    pub imm: ImmDt,
+    /// IETH: R_Key to invalidate (IBTA Vol. 1 §9.3).
+    pub ieth: Ieth,
 }
 
 impl Ext {
@@ -156,45 +155,16 @@ impl Ext {
     /// When `buf` is shorter than `kind.size()`.
     pub fn emit(&self, kind: ExtKind, buf: &mut [u8]) {
         match kind {
-            ExtKind::Rdeth => Rdeth {
-                ee_context: self.rdeth,
-            }
-            .emit(buf),
-            ExtKind::Deth => Deth {
-                qkey: self.deth.0,
-                src_qp: self.deth.1,
-            }
-            .emit(buf),
-            ExtKind::Xrceth => Xrceth {
-                xrc_srq: self.xrc_srq,
-            }
-            .emit(buf),
-            ExtKind::Reth => Reth {
-                va: self.reth.0,
-                rkey: self.reth.1,
-                dma_len: self.reth.2,
-            }
-            .emit(buf),
-            ExtKind::AtomicEth => AtomicEth {
-                va: self.atomic.0,
-                rkey: self.atomic.1,
-                swap_add: self.atomic.2,
-                compare: self.atomic.3,
-            }
-            .emit(buf),
-            ExtKind::Aeth => Aeth {
-                syndrome: self.aeth.0,
-                msn: self.aeth.1,
-            }
-            .emit(buf),
-            ExtKind::AtomicAckEth => AtomicAckEth {
-                orig: self.atomic_ack,
-            }
-            .emit(buf),
-            ExtKind::ImmDt => ImmDt { data: self.imm }.emit(buf),
-            ExtKind::Ieth => Ieth { rkey: self.ieth }.emit(buf),
-            // The word read as FETH bytes: its reserved bits drop out.
-            ExtKind::Feth => Feth::parse_unchecked(&self.feth.to_be_bytes()).emit(buf),
+            ExtKind::Rdeth => self.rdeth.emit(buf),
+            ExtKind::Deth => self.deth.emit(buf),
+            ExtKind::Xrceth => self.xrceth.emit(buf),
+            ExtKind::Reth => self.reth.emit(buf),
+            ExtKind::AtomicEth => self.atomic_eth.emit(buf),
+            ExtKind::Aeth => self.aeth.emit(buf),
+            ExtKind::AtomicAckEth => self.atomic_ack_eth.emit(buf),
+            ExtKind::ImmDt => self.imm.emit(buf),
+            ExtKind::Ieth => self.ieth.emit(buf),
+            ExtKind::Feth => self.feth.emit(buf),
             ExtKind::CnpReserved => buf[..kind.size()].fill(0),
         }
     }

@@ -9,7 +9,7 @@ use std::io::Write;
 use arbitrary::Arbitrary;
 use roce_inspect::analyze::{AnalyzeConfig, Analyzer};
 use roce_inspect::decode::erf::ErfHeader;
-use roce_inspect::decode::{DecodeConfig, LinkType, decode_frame};
+use roce_inspect::decode::{Aeth, DecodeConfig, Deth, LinkType, Reth, decode_frame};
 use roce_inspect::output::json::JsonPrinter;
 use roce_inspect::output::summary::{write_gaps, write_messages, write_summary};
 use roce_inspect::output::text::TextPrinter;
@@ -179,9 +179,19 @@ fn build(p: &Pkt, cursors: &mut [u32; 10]) -> Vec<u8> {
         dest_qp,
         psn,
         ext: Ext {
-            reth: (0x7f00_0000_0000, 0x1234, dma_len),
-            aeth: (p.syndrome, p.msn),
-            deth: (0x8001_0000, 0x100 + u32::from(p.src_qp & 7)),
+            reth: Reth {
+                va: 0x7f00_0000_0000,
+                rkey: 0x1234,
+                dma_len,
+            },
+            aeth: Aeth {
+                syndrome: p.syndrome,
+                msn: p.msn,
+            },
+            deth: Deth {
+                qkey: 0x8001_0000,
+                src_qp: 0x100 + u32::from(p.src_qp & 7),
+            },
             ..Ext::default()
         },
         payload: usize::from(p.payload % 4200),

@@ -427,7 +427,7 @@ impl AddrCache {
 mod tests {
     use super::*;
     use crate::decode::test_util::hex;
-    use crate::decode::{DecodeConfig, LinkType, decode_frame};
+    use crate::decode::{Aeth, DecodeConfig, LinkType, decode_frame};
     use arrow_array::cast::AsArray;
     use arrow_array::types::{TimestampNanosecondType, UInt8Type, UInt32Type};
 
@@ -461,7 +461,7 @@ mod tests {
                 ..Bth::default()
             };
             let mut p = Packet::v4([10, 0, 0, 2], [10, 0, 0, 1], bth);
-            p.ext.aeth = (syndrome, 5);
+            p.ext.aeth = Aeth { syndrome, msn: 5 };
             frames.push(p);
         }
         let mut v1 = Packet::v4([0; 4], [0; 4], Bth::default());

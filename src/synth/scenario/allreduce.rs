@@ -34,6 +34,7 @@ use super::super::frame::Packet;
 use super::{
     BASE_NS, Format, Host, Path, Sample, host, psn_add, segments, syndrome, wire_ns, write_opcode,
 };
+use crate::decode::Reth;
 
 /// Ring steps: two all-reduces of reduce-scatter and all-gather on three hosts.
 pub const STEPS: usize = 8;
@@ -298,10 +299,14 @@ impl Message {
         p.payload_seed = (self.step * 16 + self.q) as u8;
         if i == 0 {
             let va = 0x7f00_0000_0000 + ((self.step as u64) << 20);
-            p.ext.reth = (va, 0x0000_2a00 + self.q as u32, CHUNK_BYTES[self.q]);
+            p.ext.reth = Reth {
+                va,
+                rkey: 0x0000_2a00 + self.q as u32,
+                dma_len: CHUNK_BYTES[self.q],
+            };
         }
         if i + 1 == n {
-            p.ext.imm = self.step as u32;
+            p.ext.imm.data = self.step as u32;
             p.bth.ack_req = true;
         }
         p

@@ -16,6 +16,7 @@
 use rand::RngExt;
 
 use super::{Format, Host, Path, Sample, Trace, host, op, psn_add, syndrome, wire_ns};
+use crate::decode::Reth;
 
 /// Messages per sender.
 pub const MESSAGES: usize = 150;
@@ -139,11 +140,11 @@ pub fn scenario() -> Congestion {
             .data
             .packet(op::WRITE_ONLY, psn_add(FIRST_PSNS[s], snd.sent as u32));
         p.payload_len = MESSAGE_BYTES;
-        p.ext.reth = (
-            0x7f10_0000_0000 + (snd.sent * MESSAGE_BYTES) as u64,
-            0x77,
-            MESSAGE_BYTES as u32,
-        );
+        p.ext.reth = Reth {
+            va: 0x7f10_0000_0000 + (snd.sent * MESSAGE_BYTES) as u64,
+            rkey: 0x77,
+            dma_len: MESSAGE_BYTES as u32,
+        };
         p.bth.ack_req = snd.sent % 16 == 15;
         let len = p.build().len();
         snd.sent += 1;

@@ -15,6 +15,7 @@
 use super::super::capfile::Record;
 use super::super::frame::Packet;
 use super::{BASE_NS, Path, host, op, psn_add, rng, syndrome};
+use crate::decode::Reth;
 use rand::RngExt;
 
 /// Requester QPN of the QP pair that fails.
@@ -127,11 +128,11 @@ fn main_pair(tos: (u8, u8)) -> (Path, Path) {
 /// A WRITE ONLY with AckReq on `req` at `psn`.
 fn write(req: &Path, psn: u32) -> Packet {
     let mut p = req.packet(op::WRITE_ONLY, psn);
-    p.ext.reth = (
-        0x7f00_0000_0000 + u64::from(psn) * 4096,
-        0x1234,
-        WRITE_BYTES as u32,
-    );
+    p.ext.reth = Reth {
+        va: 0x7f00_0000_0000 + u64::from(psn) * 4096,
+        rkey: 0x1234,
+        dma_len: WRITE_BYTES as u32,
+    };
     p.payload_len = WRITE_BYTES;
     p.bth.ack_req = true;
     p
@@ -277,7 +278,7 @@ pub fn fatal_nak() -> Fault {
     let t = healthy(&mut c, &req, &resp, FIRST_PSN, 2, 10_000);
     let bad = psn_add(FIRST_PSN, 2);
     let mut w = write(&req, bad);
-    w.ext.reth.1 = 0xdead;
+    w.ext.reth.rkey = 0xdead;
     c.push(t, &w);
     let nak = c.push(t + ACK_NS, &resp.ack(bad, NAK_REMOTE_ACCESS, 2));
     let (records, frame_of) = c.finish();

@@ -21,6 +21,7 @@ use super::super::capfile::Record;
 use super::super::frame::Packet;
 use super::super::mirror::{Mirror, VXLAN_LINUX_PORT, wrap};
 use super::{BASE_NS, Format, Path, Sample, host, op, psn_add, rng, syndrome};
+use crate::decode::Reth;
 use rand::RngExt;
 
 /// RDMA WRITE messages sent.
@@ -74,7 +75,11 @@ fn exchange() -> Vec<Sent> {
         let request: Vec<Packet> = if m < WRITES {
             let va = 0x7f3a_0000_0000 + u64::from(WRITE_BYTES) * m as u64;
             let mut first = fwd.packet(op::WRITE_FIRST, psn);
-            first.ext.reth = (va, 0x2c0f_0031, WRITE_BYTES);
+            first.ext.reth = Reth {
+                va,
+                rkey: 0x2c0f_0031,
+                dma_len: WRITE_BYTES,
+            };
             first.payload_len = 1024;
             let mut last = fwd.packet(op::WRITE_LAST, psn_add(psn, 1));
             last.bth.ack_req = true;

@@ -21,7 +21,7 @@ use rand::rngs::Xoshiro256PlusPlus;
 
 use super::capfile::{self, LINKTYPE_ETHERNET, Record};
 use super::frame::{Bth, Eth, Ext, Net, Packet};
-use crate::decode::Opcode;
+use crate::decode::{Aeth, Opcode};
 
 /// Capture start time of every sample: 2026-12-01 02:00:00 UTC, in ns since the Unix epoch.
 pub const BASE_NS: u64 = 1_796_090_400_000_000_000;
@@ -136,7 +136,10 @@ impl Path {
     /// An RC ACK (or NAK) on this path: opcode Acknowledge with AETH (`syndrome`, `msn`).
     pub fn ack(&self, psn: u32, syndrome: u8, msn: u32) -> Packet {
         let mut p = self.packet(op::ACK, psn);
-        p.ext.aeth = (syndrome, msn & 0xff_ffff);
+        p.ext.aeth = Aeth {
+            syndrome,
+            msn: msn & 0xff_ffff,
+        };
         p
     }
 }

@@ -28,6 +28,7 @@
 use super::super::capfile::Record;
 use super::super::frame::Packet;
 use super::{BASE_NS, Host, Path, host, psn_add, segments, syndrome, write_opcode};
+use crate::decode::Reth;
 
 /// Path MTU, bytes.
 pub const PMTU: u32 = 1024;
@@ -264,11 +265,11 @@ impl Sim {
             ));
         }
         let mut pk = c.cts.path.packet(0x0a, c.cts.psn);
-        pk.ext.reth = (
-            c.fifo + (k as u64 % 256) * 512,
-            0x5000 + c.truth as u32,
-            payload.len() as u32,
-        );
+        pk.ext.reth = Reth {
+            va: c.fifo + (k as u64 % 256) * 512,
+            rkey: 0x5000 + c.truth as u32,
+            dma_len: payload.len() as u32,
+        };
         pk.payload_len = payload.len();
         let f = with_payload(&pk, &payload);
         self.emit(ts, c.to, c.from, f, false);
@@ -306,8 +307,12 @@ impl Sim {
             let qp = &mut c.data[q];
             let psn = psn_add(first_psn, i as u32);
             let mut pk = qp.path.packet(write_opcode(i, n, imm.is_some()), psn);
-            pk.ext.reth = (va, rkey, len);
-            pk.ext.imm = imm.unwrap_or(0);
+            pk.ext.reth = Reth {
+                va,
+                rkey,
+                dma_len: len,
+            };
+            pk.ext.imm.data = imm.unwrap_or(0);
             pk.payload_len = segs[i] as usize;
             let lost = !lost_done && i == 2;
             self.emit(t, c.from, c.to, pk.build(), lost);
@@ -319,7 +324,7 @@ impl Sim {
                     .packet(write_opcode(3, n, imm.is_some()), psn_add(psn, 1));
                 let mut nxt = next;
                 nxt.payload_len = segs[3] as usize;
-                nxt.ext.imm = imm.unwrap_or(0);
+                nxt.ext.imm.data = imm.unwrap_or(0);
                 self.emit(t, c.from, c.to, nxt.build(), false);
                 let nak = qp.back.ack(psn, syndrome::NAK_PSN_SEQUENCE, qp.msn);
                 self.emit(t + 2 * LATENCY_NS, c.to, c.from, nak.build(), false);

@@ -13,6 +13,7 @@
 //! a packet interval is rounded to the ns, and the truth holds the rates those intervals give.
 
 use super::{Path, Trace, host, op, syndrome};
+use crate::decode::Reth;
 use crate::synth::capfile::Record;
 
 /// Transport bytes of a data packet: BTH 12, RETH 16, payload 1024, ICRC 4.
@@ -79,7 +80,11 @@ impl Sender {
         while self.next < until {
             let mut p = self.data.packet(op::WRITE_ONLY, self.psn);
             p.payload_len = 1024;
-            p.ext.reth = (0x7f20_0000_0000 + u64::from(self.psn) * 1024, 0x41, 1024);
+            p.ext.reth = Reth {
+                va: 0x7f20_0000_0000 + u64::from(self.psn) * 1024,
+                rkey: 0x41,
+                dma_len: 1024,
+            };
             p.bth.ack_req = self.psn % 16 == 15;
             self.trace.push(self.next, &p);
             if p.bth.ack_req {

@@ -17,6 +17,7 @@ use super::super::frame::Packet;
 use super::{
     Format, Path, Sample, Trace, host, op, psn_add, read_response_opcode, segments, wire_ns,
 };
+use crate::decode::{Aeth, Reth};
 
 /// Path MTU in bytes.
 pub const PMTU: u32 = 1024;
@@ -85,7 +86,11 @@ impl Link {
     /// the responder, or `None` when `lost`.
     fn request(&mut self, t: u64, psn: u32, va: u64, len: u32, lost: bool) -> Option<u64> {
         let mut p = self.req.packet(op::READ_REQUEST, psn);
-        p.ext.reth = (va, RKEY, len);
+        p.ext.reth = Reth {
+            va,
+            rkey: RKEY,
+            dma_len: len,
+        };
         p.bth.ack_req = true;
         self.trace.push(t, &p);
         self.truth.requests += 1;
@@ -106,7 +111,10 @@ impl Link {
                 .packet(read_response_opcode(i, segs.len()), psn_add(psn, i as u32));
             p.payload_len = n as usize;
             // FIRST, LAST and ONLY carry an AETH (IBTA §9.4.4).
-            p.ext.aeth = (0x1f, msn);
+            p.ext.aeth = Aeth {
+                syndrome: 0x1f,
+                msn,
+            };
             let frame = p.build().len();
             let arrive = self.arrival(t_out, self.last_resp);
             self.last_resp = arrive;

@@ -12,6 +12,7 @@
 
 use super::super::frame::Packet;
 use super::{BASE_NS, Format, Host, Path, Sample, Trace, psn_add, segments, syndrome};
+use crate::decode::Reth;
 
 /// WRITE messages.
 pub const WRITES: usize = 12;
@@ -93,11 +94,11 @@ pub fn sample() -> Sample {
 fn write_packet(fwd: &Path, m: usize, i: usize, n: usize, psn: u32, len: u32) -> Packet {
     let mut p = fwd.packet(super::write_opcode(i, n, false), psn);
     if i == 0 {
-        p.ext.reth = (
-            REMOTE_ADDR + u64::from(WRITE_BYTES) * m as u64,
-            RKEY,
-            WRITE_BYTES,
-        );
+        p.ext.reth = Reth {
+            va: REMOTE_ADDR + u64::from(WRITE_BYTES) * m as u64,
+            rkey: RKEY,
+            dma_len: WRITE_BYTES,
+        };
     }
     p.bth.ack_req = i + 1 == n;
     p.payload_len = len as usize;

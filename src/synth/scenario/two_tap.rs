@@ -27,7 +27,7 @@ use rand::RngExt;
 use super::super::capfile::{Record, Resolution};
 use super::super::frame::{Bth, Eth, Net, Packet, VlanTag};
 use super::{BASE_NS, op, psn_add, segments, syndrome, wire_ns, write_opcode};
-use crate::decode::Opcode;
+use crate::decode::{Aeth, Deth, Opcode, Reth};
 
 /// Path MTU in bytes.
 pub const PMTU: u32 = 1024;
@@ -289,11 +289,11 @@ fn message(m: &mut Model, c: &mut Conn, t0: u64, sizes: &[u32]) -> u64 {
             p.payload_len = sizes[i] as usize;
             p.payload_seed = (first as u8).wrapping_add(i as u8);
             if i == 0 {
-                p.ext.reth = (
-                    0x7f00_0000_0000 + u64::from(first) * 4096,
-                    0x2a,
-                    sizes.iter().sum(),
-                );
+                p.ext.reth = Reth {
+                    va: 0x7f00_0000_0000 + u64::from(first) * 4096,
+                    rkey: 0x2a,
+                    dma_len: sizes.iter().sum(),
+                };
             }
             last_sent = t;
             if let Some(arr) = m.send(c.req, c.k, t, &p)
@@ -315,7 +315,7 @@ fn message(m: &mut Model, c: &mut Conn, t0: u64, sizes: &[u32]) -> u64 {
                     ..Bth::default()
                 },
             );
-            p.ext.aeth = (syn, msn);
+            p.ext.aeth = Aeth { syndrome: syn, msn };
             let Some(arr) = m.send(1 - c.req, c.k, at, &p) else {
                 continue;
             };
@@ -355,7 +355,10 @@ fn ud(m: &mut Model, from: usize, i: usize, t: u64) {
             ..Bth::default()
         },
     );
-    p.ext.deth = (0x1111_1111, 0x800 + from as u32);
+    p.ext.deth = Deth {
+        qkey: 0x1111_1111,
+        src_qp: 0x800 + from as u32,
+    };
     p.payload_len = 256;
     m.send(from, conn, t, &p);
 }

@@ -13,6 +13,7 @@
 
 use super::super::frame::{Eth, Net, Packet, VlanTag};
 use super::{Format, Path, Sample, Trace, host, op, syndrome};
+use crate::decode::{Aeth, Deth, Reth};
 
 fn gid(n: u8) -> [u8; 16] {
     let mut g = [0u8; 16];
@@ -110,7 +111,11 @@ pub fn sample() -> Sample {
     let (f, b) = paths(0x000201, 0x000202);
     let mut w1 = f.packet(op::WRITE_FIRST, 0x0b_0000);
     w1.payload_len = 1024;
-    w1.ext.reth = (0x7f00_1000_0000, 0x2222, 1500);
+    w1.ext.reth = Reth {
+        va: 0x7f00_1000_0000,
+        rkey: 0x2222,
+        dma_len: 1500,
+    };
     let mut w2 = f.packet(op::WRITE_LAST, 0x0b_0001);
     w2.payload_len = 476;
     w2.bth.ack_req = true;
@@ -125,7 +130,11 @@ pub fn sample() -> Sample {
     let q = vec![VlanTag::dot1q(100, 3)];
     let (f, b) = paths(0x000301, 0x000302);
     let mut rr = f.packet(op::READ_REQUEST, 0x0c_0000);
-    rr.ext.reth = (0x7f00_2000_0000, 0x3333, 2048);
+    rr.ext.reth = Reth {
+        va: 0x7f00_2000_0000,
+        rkey: 0x3333,
+        dma_len: 2048,
+    };
     put(&mut tr, 10_000, tagged(rr, q.clone()));
     for (i, opc) in [op::READ_RESPONSE_FIRST, op::READ_RESPONSE_LAST]
         .into_iter()
@@ -133,7 +142,10 @@ pub fn sample() -> Sample {
     {
         let mut r = b.packet(opc, 0x0c_0000 + i as u32);
         r.payload_len = 1024;
-        r.ext.aeth = (syndrome::ACK_UNLIMITED, 1);
+        r.ext.aeth = Aeth {
+            syndrome: syndrome::ACK_UNLIMITED,
+            msn: 1,
+        };
         put(&mut tr, 3_000 - 2_500 * i as u64, tagged(r, q.clone()));
     }
     // 802.1ad S-tag 200 + 802.1Q C-tag 100: UD SEND ONLY each way.
@@ -149,7 +161,10 @@ pub fn sample() -> Sample {
     for (p, src_qp) in [(f, 0x000401u32), (b, 0x000402)] {
         let mut u = p.packet(op::UD_SEND_ONLY, 0x0d_0000);
         u.payload_len = 256;
-        u.ext.deth = (0x1111_1111, src_qp);
+        u.ext.deth = Deth {
+            qkey: 0x1111_1111,
+            src_qp,
+        };
         put(&mut tr, 10_000, tagged(u, qinq.clone()));
     }
     // Priority tag (VLAN 0, PCP 3): WRITE ONLY + ACK.
@@ -158,7 +173,11 @@ pub fn sample() -> Sample {
     let mut w = f.packet(op::WRITE_ONLY, 0x0e_0000);
     w.payload_len = 128;
     w.bth.ack_req = true;
-    w.ext.reth = (0x7f00_3000_0000, 0x5555, 128);
+    w.ext.reth = Reth {
+        va: 0x7f00_3000_0000,
+        rkey: 0x5555,
+        dma_len: 128,
+    };
     put(&mut tr, 10_000, tagged(w, prio.clone()));
     put(
         &mut tr,

@@ -17,6 +17,7 @@ use super::super::frame::Packet;
 use super::{
     Format, Host, Path, Sample, Trace, host, psn_add, segments, syndrome, wire_ns, write_opcode,
 };
+use crate::decode::Reth;
 
 /// Path MTU in bytes.
 pub const PMTU: u32 = 1024;
@@ -175,11 +176,11 @@ fn write_packet(fwd: &Path, per_msg: &[u32], index: usize, m: usize, i: usize) -
     let mut p = fwd.packet(write_opcode(i, per_msg.len(), false), psn);
     p.payload_len = per_msg[i] as usize;
     if i == 0 {
-        p.ext.reth = (
-            0x7f5c_a000_0000 + (m as u64) * u64::from(MESSAGE_BYTES),
-            0x0012_3abc,
-            MESSAGE_BYTES,
-        );
+        p.ext.reth = Reth {
+            va: 0x7f5c_a000_0000 + (m as u64) * u64::from(MESSAGE_BYTES),
+            rkey: 0x0012_3abc,
+            dma_len: MESSAGE_BYTES,
+        };
     }
     if i + 1 == per_msg.len() {
         p.bth.ack_req = true;
