@@ -364,6 +364,7 @@ const fn subtree_ends() -> [usize; TABLE.len()] {
             let mut e = d + 1;
             while e < name.len() {
                 if name[e] == b'.' {
+                    // This name has two dots: the registry nests one level.
                     panic!("{}", TABLE[j].name);
                 }
                 e += 1;
@@ -373,6 +374,17 @@ const fn subtree_ends() -> [usize; TABLE.len()] {
                 h -= 1;
             }
             if h == 0 || end[h - 1] <= j || TABLE[h - 1].name.len() != d {
+                // This field does not follow its header among the header's fields.
+                panic!("{}", TABLE[j].name);
+            }
+            let header = &TABLE[h - 1];
+            if !matches!(header.ty, FieldType::Protocol) {
+                // This field is under a field that is not a header (`FieldType::Protocol`).
+                panic!("{}", TABLE[j].name);
+            }
+            // An `encap.*` field has one value per tunnel layer, as `encap` has one object.
+            if matches!(header.get, Getter::Many(_)) != matches!(TABLE[j].get, Getter::Many(_)) {
+                // This field is read per tunnel layer (`many`) and its header is not, or the reverse.
                 panic!("{}", TABLE[j].name);
             }
         }

@@ -7,12 +7,11 @@
 //! [`Line`] buffer rather than through serde: keys are static ASCII, values are integers,
 //! booleans and strings we produce ourselves (the few free-text strings go through
 //! [`Line::json_str`]): escaping every key dominated `serde_json` with borrowed views
-//! (docs/perf.md). The tests parse the output with `serde_json` and compare it field by field
-//! with the decoder's values.
+//! (docs/perf.md). The unit tests compare whole lines with bytes written out by hand from the
+//! frames' hex and README's schema; tests/display_filter.rs checks every line's key paths and
+//! nulls against the registry.
 
 use std::io::{self, Write};
-
-use std::ops::Range;
 
 use super::line::Line;
 use super::{FrameCtx, Printer};
@@ -70,46 +69,7 @@ pub fn write_frame(l: &mut Line, ctx: &FrameCtx, frame: &Frame<'_>) {
     );
 }
 
-/// Append the JSON object for the packet `p` (with its `analysis` object when it has marks),
-/// newline included: every field of the registry ([`FIELDS`]) in its order, a header's fields
-/// inside the header's object, each key written as [`crate::filter::fields::Field::json_value`]
-/// gives it.
-///
-/// The walk is unrolled: one `step` per field, each reading its field's accessor from the
-/// constant table, so the compiler calls (and inlines) the accessor directly. Through function
-/// pointers the walk took 2.4× the time of the hand-written writer it replaced (docs/perf.md).
-pub fn write_pkt(l: &mut Line, p: &Pkt<'_, '_>) {
-    l.s("{");
-    let mut w = Walk {
-        l,
-        first: true,
-        skip_to: 0,
-        close_at: usize::MAX,
-    };
-    steps!(w, p, 0);
-    steps!(w, p, 1);
-    steps!(w, p, 2);
-    steps!(w, p, 3);
-    steps!(w, p, 4);
-    steps!(w, p, 5);
-    steps!(w, p, 6);
-    steps!(w, p, 7);
-    steps!(w, p, 8);
-    steps!(w, p, 9);
-    if w.close_at != usize::MAX {
-        w.l.s("}");
-    }
-    w.l.s("}\n");
-}
-
-/// The most fields [`write_pkt`] unrolls its walk over: 10 rows of 16 [`step`]s.
-const UNROLLED: usize = 160;
-const _: () = assert!(
-    TABLE.len() <= UNROLLED,
-    "more fields than write_pkt's steps: add a `steps!` row"
-);
-
-/// Sixteen [`step`]s, for fields `16 * row` to `16 * row + 15`.
+/// Sixteen `step`s, for fields `16 * row` to `16 * row + 15`.
 macro_rules! steps {
     ($w:ident, $p:ident, $row:literal) => {
         step::<{ $row * 16 }>(&mut $w, $p);
@@ -130,7 +90,41 @@ macro_rules! steps {
         step::<{ $row * 16 + 15 }>(&mut $w, $p);
     };
 }
-use steps;
+
+/// The rows of sixteen `step`s named, in order; the build stops when the registry has more
+/// fields than the rows cover.
+macro_rules! rows {
+    ($w:ident, $p:ident; $($row:literal)*) => {
+        const _: () = assert!(
+            TABLE.len() <= 16 * [$($row),*].len(),
+            "more fields in the registry than write_pkt's steps: add a row"
+        );
+        $(steps!($w, $p, $row);)*
+    };
+}
+
+/// Append the JSON object for the packet `p` (with its `analysis` object when it has marks),
+/// newline included: every field of the registry ([`FIELDS`]) in its order, a header's fields
+/// inside the header's object, each key written as [`crate::filter::fields::Field::json_value`]
+/// gives it.
+///
+/// The walk is unrolled: one `step` per field, each reading its field's accessor from the
+/// constant table, so the compiler calls (and inlines) the accessor directly. Through function
+/// pointers the walk took 2.4× the time of the hand-written writer it replaced (docs/perf.md).
+pub fn write_pkt(l: &mut Line, p: &Pkt<'_, '_>) {
+    l.s("{");
+    let mut w = Walk {
+        l,
+        first: true,
+        skip_to: 0,
+        close_at: usize::MAX,
+    };
+    rows!(w, p; 0 1 2 3 4 5 6 7 8 9);
+    if w.close_at != usize::MAX {
+        w.l.s("}");
+    }
+    w.l.s("}\n");
+}
 
 /// Where [`write_pkt`]'s walk is.
 struct Walk<'l> {
@@ -166,6 +160,7 @@ fn step<const I: usize>(w: &mut Walk<'_>, p: &Pkt<'_, '_>) {
     let header = const { matches!(TABLE[at(I)].ty, FieldType::Protocol) };
     match const { TABLE[at(I)].get } {
         Getter::One(g) => {
+            // Read in place (a move of the returned value cost a stalled 16-byte copy).
             let got = g(p);
             let Some(v) = &got else {
                 w.skip_to = end;
@@ -180,11 +175,9 @@ fn step<const I: usize>(w: &mut Walk<'_>, p: &Pkt<'_, '_>) {
                 value(w.l, v);
             }
         }
-        // The tunnel layers' array (rare): the general walk, one object per layer.
+        // The tunnel layers' array (rare): not unrolled.
         Getter::Many(_) => {
-            let mut first = w.first;
-            field(w.l, p, I, 0, &mut first);
-            w.first = first;
+            layers(w.l, p, I, &mut w.first);
             w.skip_to = end;
         }
     }
@@ -201,7 +194,8 @@ fn key(l: &mut Line, k: &str, first: &mut bool) {
     l.buf.extend_from_slice(b"\":");
 }
 
-/// The `encap` array's JSON text, as in a packet's line (the Parquet export's `encap` column).
+/// The `encap` array's JSON text, as in a packet's line (the Parquet export's `encap` column);
+/// empty when the frame came through no tunnel.
 pub fn encap_json(ctx: &FrameCtx, frame: &Frame<'_>) -> String {
     let p = Pkt {
         ctx,
@@ -210,7 +204,7 @@ pub fn encap_json(ctx: &FrameCtx, frame: &Frame<'_>) -> String {
     };
     let mut l = Line::new();
     let mut first = true;
-    field(&mut l, &p, ENCAP, 0, &mut first);
+    layers(&mut l, &p, ENCAP, &mut first);
     // `"encap":[…]` → `[…]`.
     let text = String::from_utf8_lossy(&l.buf);
     text.strip_prefix("\"encap\":")
@@ -221,52 +215,31 @@ pub fn encap_json(ctx: &FrameCtx, frame: &Frame<'_>) -> String {
 /// The index of `encap` in the registry.
 const ENCAP: usize = crate::filter::fields::index("encap");
 
-/// Write the fields `range` of [`FIELDS`] as keys of the object being written (a header's
-/// fields skipped with it when the packet lacks the header); `layer` is the tunnel layer the
-/// `encap.*` fields are read from.
-fn fields(l: &mut Line, p: &Pkt<'_, '_>, range: Range<usize>, layer: usize) {
-    let mut first = true;
-    let mut i = range.start;
-    while i < range.end {
-        field(l, p, i, layer, &mut first);
-        i = subtree_end(i);
-    }
-}
-
-/// Write field `i` (with its own fields, if it is a header) when `p` has it.
-#[inline]
-fn field(l: &mut Line, p: &Pkt<'_, '_>, i: usize, layer: usize, first: &mut bool) {
-    let f = &FIELDS[i];
-    // Read in place (a move of the returned value cost a stalled 16-byte copy per field).
-    let got = f.json_value(p, layer);
-    let Some(v) = &got else {
+/// Write header `i`, read per tunnel layer (`encap`), as an array of one object per layer,
+/// outermost first, with the header's fields read from that layer; nothing without a layer.
+fn layers(l: &mut Line, p: &Pkt<'_, '_>, i: usize, first: &mut bool) {
+    let Getter::Many(layer) = FIELDS[i].get else {
         return;
     };
-    key(l, json_key(i), first);
-    if f.ty != FieldType::Protocol {
-        value(l, v);
+    if layer(p, 0).is_none() {
         return;
     }
-    let inner = i + 1..subtree_end(i);
-    match f.get {
-        Getter::One(_) => {
-            l.s("{");
-            fields(l, p, inner, layer);
-            l.s("}");
-        }
-        // One object per tunnel layer, outermost first.
-        Getter::Many(g) => {
-            l.s("[");
-            let mut n = 0;
-            while g(p, n).is_some() {
-                l.s(if n == 0 { "{" } else { ",{" });
-                fields(l, p, inner.clone(), n);
-                l.s("}");
-                n += 1;
+    key(l, json_key(i), first);
+    l.s("[");
+    let mut n = 0;
+    while layer(p, n).is_some() {
+        l.s(if n == 0 { "{" } else { ",{" });
+        let mut first = true;
+        for c in i + 1..subtree_end(i) {
+            if let Some(v) = &FIELDS[c].json_value(p, n) {
+                key(l, json_key(c), &mut first);
+                value(l, v);
             }
-            l.s("]");
         }
+        l.s("}");
+        n += 1;
     }
+    l.s("]");
 }
 
 /// A value as JSON: our own names unescaped (static ASCII), free text escaped.
@@ -291,7 +264,12 @@ fn value(l: &mut Line, v: &Value) {
         Value::Float(x) => {
             l.fmt(format_args!("{x}"));
         }
-        Value::Null | Value::Present => {
+        Value::Null => {
+            l.s("null");
+        }
+        // Only a header is present without a value, and a header opens an object instead.
+        Value::Present => {
+            debug_assert!(false, "a field that is not a header read as present");
             l.s("null");
         }
     }
