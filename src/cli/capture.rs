@@ -36,7 +36,7 @@ pub(super) fn stdout_is_live() -> bool {
 /// `IFACE-UNIXTIME`; the host is `--host`, else this machine's host name.
 fn export_target(a: &CaptureArgs, dir: &std::path::Path) -> ExportTarget {
     let capture = match &a.write {
-        Some(w) => super::export::capture_name(w),
+        Some(w) => crate::output::parquet::capture_name(w),
         None => {
             let secs = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
