@@ -2,13 +2,15 @@
 //! `capture` (source → decoder → selection → printer, with the analyzer beside), the
 //! sequential loop here, the parallel one of `--threads N` ([`parallel`], its decoders in
 //! [`crew`]), the live loop ([`capture_loop`], its `FrameSource`), the runs of `export`
-//! ([`export`]) and `plot` ([`plot`]), the one-pass walk over a file's records they and the
+//! ([`export`]) and `plot` ([`plot`]), the reports of `correlate` and `nccl` written out
+//! ([`job`]), the one-pass walk over a file's records they and the
 //! sequential loop share ([`walk`]), the analysis marks of packet lines ([`marked`]) and the
 //! progress line ([`progress`]). `cli` parses the arguments and calls in here.
 
 pub mod capture_loop;
 pub mod crew;
 pub mod export;
+pub mod job;
 pub mod marked;
 pub mod parallel;
 pub mod plan;
