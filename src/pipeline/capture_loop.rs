@@ -351,3 +351,30 @@ pub fn read_loop<S: FrameSource>(
     };
     e
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libpcap_drops_are_warned_of() {
+        let stats = |dropped, if_dropped| Stats {
+            received: 10,
+            dropped,
+            if_dropped,
+        };
+        assert_eq!(drop_warning(stats(0, 0)), None);
+        let w = drop_warning(stats(3, 0)).unwrap();
+        assert!(
+            w.starts_with(
+                "warning: libpcap dropped frames: 3 because the capture buffer was full (ps_drop), 0 in the interface or driver (ps_ifdrop);"
+            ),
+            "{w}"
+        );
+        assert!(
+            drop_warning(stats(0, 2))
+                .unwrap()
+                .contains(", 2 in the interface")
+        );
+    }
+}

@@ -217,3 +217,65 @@ fn export_file(
     }
     Ok(counts)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dataset_folder_is_removed_only_when_this_run_made_it_and_it_is_empty() {
+        let tmp = tempfile::tempdir().unwrap();
+        let new = tmp.path().join("a/b");
+        let d = Dataset::create(&new).unwrap();
+        assert!(new.is_dir());
+        d.remove_if_unused();
+        assert!(!new.exists());
+
+        let d = Dataset::create(&new).unwrap();
+        std::fs::write(new.join("x"), b"x").unwrap();
+        d.remove_if_unused();
+        assert!(new.join("x").exists());
+
+        // There before the run: kept, empty or not.
+        let old = tmp.path().join("old");
+        std::fs::create_dir(&old).unwrap();
+        Dataset::create(&old).unwrap().remove_if_unused();
+        assert!(old.is_dir());
+    }
+
+    #[test]
+    fn a_file_is_no_dataset_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("f");
+        std::fs::write(&file, b"").unwrap();
+        let e = Dataset::create(&file).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("{}: not a directory", file.display())
+        );
+    }
+
+    #[test]
+    fn only_a_bad_filter_stops_every_file() {
+        let bad = anyhow::Error::new(FileError::Filter("port (".into(), "syntax error".into()))
+            .context("x.pcap");
+        assert!(is_filter_error(&bad));
+        let read = anyhow::Error::new(FileError::Read("truncated".into())).context("x.pcap");
+        assert!(!is_filter_error(&read));
+    }
+
+    #[test]
+    fn the_line_per_file() {
+        let c = ExportCounts {
+            packets: 108,
+            flows: 2,
+            connections: 1,
+            messages: 12,
+            ..ExportCounts::default()
+        };
+        assert_eq!(
+            written("rxe_write.pcap", &c),
+            "rxe_write.pcap: 108 packets, 2 flows, 1 connection, 12 messages, 0 gaps"
+        );
+    }
+}

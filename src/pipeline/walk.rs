@@ -84,11 +84,102 @@ pub fn after_frame(shown: &str, n: u64) -> String {
 mod tests {
     use super::*;
 
+    /// samples/rxe_write.pcap: 12 WRITEs of 8192 bytes over PMTU 1024 (8 packets each) and one
+    /// ACK per WRITE (samples/README.md), 108 frames, all RoCEv2.
+    const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/rxe_write.pcap");
+    const SAMPLE_FRAMES: u64 = 12 * 8 + 12;
+
+    /// The records wholly inside the first `len` bytes of a little-endian pcap file, read
+    /// from its headers here (24-byte file header; 16-byte record headers, `incl_len` at
+    /// offset 8).
+    fn whole_records(bytes: &[u8], len: usize) -> u64 {
+        let (mut at, mut n) = (24, 0);
+        while at + 16 <= len {
+            let incl = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+            if at + 16 + incl > len {
+                break;
+            }
+            at += 16 + incl;
+            n += 1;
+        }
+        n
+    }
+
     #[test]
     fn names_in_messages() {
         assert_eq!(shown("-"), "<stdin>");
         assert_eq!(shown("a/b.pcap"), "a/b.pcap");
         assert_eq!(after_frame("x.pcap", 0), "x.pcap");
         assert_eq!(after_frame("x.pcap", 7), "x.pcap: after frame 7");
+    }
+
+    #[test]
+    fn walks_every_record_in_order() {
+        let mut src = open(SAMPLE, None).unwrap();
+        let mut numbers = Vec::new();
+        let walked = walk(&mut src, |rec| {
+            numbers.push(rec.number);
+            ControlFlow::<()>::Continue(())
+        });
+        assert!(matches!(walked, Walked::End));
+        assert_eq!(numbers, (1..=SAMPLE_FRAMES).collect::<Vec<_>>());
+        let bytes = std::fs::read(SAMPLE).unwrap();
+        assert_eq!(whole_records(&bytes, bytes.len()), SAMPLE_FRAMES);
+    }
+
+    #[test]
+    fn stops_where_the_caller_breaks() {
+        let mut src = open(SAMPLE, None).unwrap();
+        let walked = walk(&mut src, |rec| match rec.number {
+            5 => ControlFlow::Break(rec.number * 10),
+            _ => ControlFlow::Continue(()),
+        });
+        assert!(matches!(walked, Walked::Stopped(50)));
+        assert_eq!(src.frames_read(), 5);
+    }
+
+    #[test]
+    fn decodes_each_record() {
+        let mut src = open(SAMPLE, None).unwrap();
+        let mut roce = 0;
+        let walked = decoded(&mut src, &DecodeConfig::default(), |_, frame| {
+            roce += u64::from(frame.roce().is_some());
+            ControlFlow::<()>::Continue(())
+        });
+        assert!(matches!(walked, Walked::End));
+        assert_eq!(roce, SAMPLE_FRAMES);
+    }
+
+    #[test]
+    fn the_filter_skips_records_and_keeps_their_numbers() {
+        // No frame of the sample is TCP.
+        let mut src = open(SAMPLE, Some("tcp")).unwrap();
+        let walked = walk(&mut src, |_| ControlFlow::Break(()));
+        assert!(matches!(walked, Walked::End));
+        let Err(e) = open(SAMPLE, Some("port (")) else {
+            panic!("a bad filter compiled");
+        };
+        assert!(matches!(
+            e.downcast_ref::<FileError>(),
+            Some(FileError::Filter(..))
+        ));
+    }
+
+    #[test]
+    fn a_cut_record_fails_after_the_whole_ones() {
+        let bytes = std::fs::read(SAMPLE).unwrap();
+        let cut = 3000;
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut f, &bytes[..cut]).unwrap();
+        let mut src = open(f.path().to_str().unwrap(), None).unwrap();
+        let mut handed = 0;
+        let walked = walk(&mut src, |_| {
+            handed += 1;
+            ControlFlow::<()>::Continue(())
+        });
+        assert!(matches!(walked, Walked::Failed(FileError::Read(_))));
+        let whole = whole_records(&bytes, cut);
+        assert!(whole > 0);
+        assert_eq!((handed, src.frames_read()), (whole, whole));
     }
 }
