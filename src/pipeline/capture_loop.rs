@@ -1,7 +1,7 @@
 //! The read loop shared by `capture`'s two sources (libpcap, and the RDMA sniffer): read
 //! frames, hand them to the run, flush output while idle, stop on `-c`, `--duration`, a signal,
 //! a closed output or an error; and each source's capture around it, from the readiness line to
-//! the end-of-capture report ([`libpcap`], [`sniffer`]), once `cli` has opened and set up the
+//! the end-of-capture report ([`libpcap`], `sniffer`), once `cli` has opened and set up the
 //! source (device, filter, savefile, privileges, signals).
 
 use std::sync::Arc;
