@@ -18,7 +18,7 @@ use crate::output::parquet::{
 use crate::source::file::FileError;
 
 /// How each file is read and analysed, and the names stored in its tables.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ExportSettings {
     /// The `host` column; `None`: each file's name without its extension.
     pub host: Option<String>,
