@@ -1,5 +1,6 @@
-//! `roce-inspect capture IFACE` (live capture → decoder → printers, optional savefile) and
-//! `roce-inspect list` (capture interfaces and the note on NIC-offloaded RoCE).
+//! `roce-inspect capture IFACE` (the device opened and set up: filter, savefile, privileges,
+//! signals; then the capture of [`crate::pipeline::capture_loop`]) and `roce-inspect list`
+//! (capture interfaces and the note on NIC-offloaded RoCE).
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::net::IpAddr;
@@ -12,9 +13,9 @@ use super::CaptureArgs;
 use super::live::{give_up_root, install_stop_handler};
 use crate::output::parquet::{ExportTarget, Exporter};
 use crate::output::savefile::MarkedWriter;
-use crate::pipeline::capture_loop::{Stop, read_loop, summary_line};
+use crate::pipeline::capture_loop::{self, Live};
 use crate::pipeline::{Outcome, Run, io_outcome};
-use crate::source::live::{self, LiveError, LiveOptions, LiveSource, OFFLOAD_NOTE, Stats};
+use crate::source::live::{self, LiveError, LiveOptions, LiveSource, OFFLOAD_NOTE};
 use crate::source::privdrop::Plan;
 
 /// Whether standard output is read live (a terminal, a pipe or a socket), so every printed
@@ -36,7 +37,7 @@ pub(super) fn stdout_is_live() -> bool {
 /// `IFACE-UNIXTIME`; the host is `--host`, else this machine's host name.
 fn export_target(a: &CaptureArgs, dir: &std::path::Path) -> ExportTarget {
     let capture = match &a.write {
-        Some(w) => super::export::capture_name(w),
+        Some(w) => crate::output::parquet::capture_name(w),
         None => {
             let secs = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -119,59 +120,17 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
         run.export_to(Exporter::create(export_target(a, dir))?);
     }
     let signals = install_stop_handler(Some(&mut src))?;
-
-    // Live output is flushed whenever the capture has read everything buffered, before it
-    // waits: every packet is shown as soon as it is read, yet under load a burst costs one
-    // write instead of one per packet.
-    let deadline = a
-        .duration
-        .map(|s| Instant::now() + Duration::from_secs_f64(s));
-
-    // Readiness line, as tcpdump prints "listening on …"; tests wait for it.
-    eprintln!(
-        "capturing on {}, link-type {}, snapshot length {} bytes",
-        src.iface(),
-        src.linktype().name(),
-        src.snaplen()
-    );
-    if d.verbose {
-        eprintln!("capture filter: {filter}");
-    }
-
-    let mut ended = read_loop(&mut src, &mut run, &signals, deadline, live_out);
-
-    // Stop: flush everything, then report.
-    ended.finish_run(&mut run);
-    let save_err = src.flush_savefile().err().map(anyhow::Error::from);
-    let stats = src.stats().ok();
-
-    report(&run, &src, stats, ended.stop, a.write.as_deref());
-    if let (Some(m), Some(f)) = (src.tag_miss(), &d.filter)
-        && let Some(line) = m.message(f)
-    {
-        eprintln!("{line}");
-    }
-    if run.roce_frames() == 0 && d.filter.is_none() {
-        // The default filter keeps RoCE itself, not a mirror session's tunnel around it.
-        eprintln!(
-            "no RoCE frames passed the default filter (RoCEv2 to UDP port 4791, RoCEv1); capturing a mirror session? ERSPAN and GRE mirrors need -f 'ip proto 47', VXLAN mirrors -f 'udp port 4789'"
-        );
-    }
-    drop(src); // closes the savefile (pcap_dump_close)
-    ended.outcome(run.frames(), save_err)
-}
-
-/// The end-of-capture report, on standard error.
-fn report(run: &Run, src: &LiveSource, stats: Option<Stats>, stop: Stop, savefile: Option<&str>) {
-    eprintln!("{}", summary_line(run, src.iface(), stop, savefile));
-    if let Some(s) = stats.filter(|s| s.dropped > 0 || s.if_dropped > 0) {
-        eprintln!(
-            "warning: libpcap dropped frames: {} because the capture buffer was full (ps_drop), \
-             {} in the interface or driver (ps_ifdrop); try a larger --buffer-size, a narrower \
-             filter, or -w FILE with output to a file",
-            s.dropped, s.if_dropped
-        );
-    }
+    let live = Live {
+        signals: &signals,
+        deadline: a
+            .duration
+            .map(|s| Instant::now() + Duration::from_secs_f64(s)),
+        live_out,
+        savefile: a.write.as_deref(),
+        filter: d.filter.as_deref(),
+        shown_filter: d.verbose.then_some(filter.as_str()),
+    };
+    capture_loop::libpcap(src, &mut run, &live)
 }
 
 fn prefix_len(mask: &IpAddr) -> u32 {

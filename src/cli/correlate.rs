@@ -1,6 +1,5 @@
-//! `roce-inspect correlate FILE FILE [FILE…]`: arguments and wiring to [`crate::correlate`].
-
-use std::io::{self, Write};
+//! `roce-inspect correlate FILE FILE [FILE…]`: arguments and wiring to [`crate::correlate`],
+//! the report printed by [`crate::pipeline::job`].
 
 use anyhow::Result;
 use clap::Args;
@@ -8,7 +7,8 @@ use clap::Args;
 use super::job::{JobReadArgs, check_distinct};
 use crate::correlate::{self, Config};
 use crate::output::style::ColorChoice;
-use crate::pipeline::{Outcome, REPORT_BUFFER, io_outcome};
+use crate::pipeline::Outcome;
+use crate::pipeline::job::print_correlate;
 
 /// `correlate` arguments.
 #[derive(Debug, Args)]
@@ -50,20 +50,12 @@ pub fn run(a: &CorrelateArgs) -> Result<Outcome> {
         window_ns: (a.window * 1e9).round() as i64,
     };
     let report = correlate::correlate(&cfg)?;
-    let mut out = io::BufWriter::with_capacity(REPORT_BUFFER, io::stdout().lock());
-    let r = if a.json {
-        serde_json::to_writer(&mut out, &report)
-            .map_err(io::Error::from)
-            .and_then(|()| out.write_all(b"\n"))
+    let width = if a.wide {
+        None
     } else {
-        let width = if a.wide {
-            None
-        } else {
-            crate::output::fit::terminal_width()
-        };
-        crate::output::correlate::write_fit(&report, &mut out, a.color.enabled(), width)
+        crate::output::fit::terminal_width()
     };
-    let outcome = io_outcome(r.and_then(|()| out.flush()))?.unwrap_or(Outcome::Ok);
+    let outcome = print_correlate(&report, a.json, a.color.enabled(), width)?;
     // A capture cut short: the report of the frames before the damage is printed, then the
     // damage is the run's error (status 1), as with `read`.
     let cut: Vec<&str> = report

@@ -1,13 +1,13 @@
-//! `roce-inspect nccl FILE…`: arguments and wiring to [`crate::nccl`].
-
-use std::io::{self, Write};
+//! `roce-inspect nccl FILE…`: arguments and wiring to [`crate::nccl`], the report written by
+//! [`crate::pipeline::job`].
 
 use anyhow::Result;
 use clap::Args;
 
 use super::job::{JobReadArgs, check_distinct};
 use crate::nccl::{self, Collective, Config};
-use crate::pipeline::{Outcome, REPORT_BUFFER, io_outcome};
+use crate::pipeline::Outcome;
+use crate::pipeline::job::{print_nccl, write_nccl_html};
 
 /// `nccl` arguments.
 #[derive(Debug, Args)]
@@ -60,22 +60,9 @@ pub fn run(a: &NcclArgs) -> Result<Outcome> {
         anyhow::bail!("{}", no_connection(&report));
     }
     if let Some(path) = &a.html {
-        let write = || -> io::Result<()> {
-            let mut f = io::BufWriter::new(std::fs::File::create(path)?);
-            nccl::timeline::write(&report, &mut f)?;
-            f.flush()
-        };
-        write().map_err(|e| anyhow::anyhow!("{path}: {}", crate::output::write_error(&e)))?;
+        write_nccl_html(&report, path)?;
     }
-    let mut out = io::BufWriter::with_capacity(REPORT_BUFFER, io::stdout().lock());
-    let r = if a.json {
-        serde_json::to_writer(&mut out, &report)
-            .map_err(io::Error::from)
-            .and_then(|()| out.write_all(b"\n"))
-    } else {
-        nccl::text::write(&report, &mut out)
-    };
-    let outcome = io_outcome(r.and_then(|()| out.flush()))?.unwrap_or(Outcome::Ok);
+    let outcome = print_nccl(&report, a.json)?;
     let cut: Vec<&str> = report
         .captures
         .iter()

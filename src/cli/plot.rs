@@ -1,16 +1,16 @@
-//! `roce-inspect plot FILE --kind KIND -o OUT`: read a capture through the analyzer with a
-//! [`Recorder`] tapped in, then draw (issue 14).
+//! `roce-inspect plot FILE --kind KIND -o OUT`: the arguments checked, the capture read through
+//! the analyzer with a plot recorder tapped in ([`crate::pipeline::plot`]), then drawn
+//! (issue 14).
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::Args;
 
 use super::parse_qpn;
-use crate::analyze::{AnalyzeConfig, Analyzer, Report};
-use crate::decode::{DecodeConfig, decode_frame};
-use crate::output::plot::{self, Kind, Options, Recorder, Trace};
-use crate::source::FileSource;
+use crate::analyze::AnalyzeConfig;
+use crate::output::plot::{self, Kind, Options};
+use crate::pipeline::plot::analyze_file;
 
 /// `plot` arguments.
 #[derive(Debug, Args)]
@@ -79,47 +79,10 @@ fn parse_bin(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Read `path` through the analyzer with a recorder tapped in.
-///
-/// # Errors
-/// The file cannot be opened or read, or the filter does not compile.
-pub fn analyze_file(
-    path: &str,
-    filter: Option<&str>,
-    cfg: AnalyzeConfig,
-    roce_ports: &[u16],
-) -> Result<(Report, Trace)> {
-    let shown = if path == "-" { "<stdin>" } else { path };
-    let mut src = FileSource::open(path).with_context(|| shown.to_string())?;
-    if let Some(f) = filter {
-        src.set_filter(f)?;
-    }
-    let dcfg = DecodeConfig::with_ports(roce_ports);
-    let linktype = src.linktype();
-    let mut a = Analyzer::new(cfg);
-    a.set_tap(Box::new(Recorder::default()));
-    loop {
-        match src.next_record() {
-            Ok(Some(r)) => {
-                let frame = decode_frame(linktype, r.data, r.len, &dcfg);
-                a.push(r.number, r.ts_ns, &frame);
-            }
-            Ok(None) => break,
-            Err(e) => {
-                let n = src.frames_read();
-                return Err(anyhow::Error::new(e).context(format!("{shown}: after frame {n}")));
-            }
-        }
-    }
-    let tap = a.take_tap();
-    let report = a.finish();
-    Ok((report, Recorder::from_tap(tap)))
-}
-
 /// `roce-inspect plot`.
 ///
 /// # Errors
-/// As [`analyze_file`], a `--from`/`--to` outside the capture, or the output cannot be written;
+/// As [`crate::pipeline::plot::analyze_file`], a `--from`/`--to` outside the capture, or the output cannot be written;
 /// an [`ArgError`](super::ArgError) when `--to` is not after `--from`.
 pub fn plot(a: &PlotArgs) -> Result<()> {
     if let (Some(f), Some(t)) = (a.from, a.to)

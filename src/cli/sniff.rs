@@ -102,7 +102,7 @@ pub fn capture(
     use super::live::install_stop_handler;
     use crate::decode::LinkType;
     use crate::pipeline::Run;
-    use crate::pipeline::capture_loop::{read_loop, summary_line};
+    use crate::pipeline::capture_loop::{self, Live};
     use crate::source::live::{LiveError, default_filter};
     use crate::source::sniffer::verbs::RdmaSniffer;
 
@@ -139,38 +139,17 @@ pub fn capture(
     }
     super::live::give_up_root(plan, a)?;
     let signals = install_stop_handler(None)?;
-    let deadline = a
-        .duration
-        .map(|s| Instant::now() + Duration::from_secs_f64(s));
-    eprintln!(
-        "capturing on {} (verbs sniffer: raw packet QP + sniffer flow rule; every packet of the port is copied to host memory), link-type {}, snapshot length {} bytes",
-        src.name(),
-        src.linktype().name(),
-        src.snaplen()
-    );
-    if d.verbose
-        && let Some(e) = &expr
-    {
-        eprintln!("capture filter (applied in user space): {e}");
-    }
-    let mut ended = read_loop(&mut src, &mut run, &signals, deadline, live_out);
-    ended.finish_run(&mut run);
-    let save_err = src
-        .flush_savefile()
-        .err()
-        .map(|m| anyhow::anyhow!(m).context("writing the savefile"));
-    eprintln!(
-        "{}",
-        summary_line(&run, &src.name(), ended.stop, a.write.as_deref())
-    );
-    eprintln!("{}", src.report());
-    if let (Some(m), Some(f)) = (src.tag_miss(), &d.filter)
-        && let Some(l) = m.message(f)
-    {
-        eprintln!("{l}");
-    }
-    drop(src);
-    ended.outcome(run.frames(), save_err)
+    let live = Live {
+        signals: &signals,
+        deadline: a
+            .duration
+            .map(|s| Instant::now() + Duration::from_secs_f64(s)),
+        live_out,
+        savefile: a.write.as_deref(),
+        filter: d.filter.as_deref(),
+        shown_filter: expr.as_deref().filter(|_| d.verbose),
+    };
+    capture_loop::sniffer(src, &mut run, &live)
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! The read loop shared by `capture`'s two sources (libpcap, and the RDMA sniffer): read
 //! frames, hand them to the run, flush output while idle, stop on `-c`, `--duration`, a signal,
-//! a closed output or an error.
+//! a closed output or an error; and each source's capture around it, from the readiness line to
+//! the end-of-capture report ([`libpcap`], `sniffer`), once `cli` has opened and set up the
+//! source (device, filter, savefile, privileges, signals).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -9,7 +11,7 @@ use std::time::Instant;
 use anyhow::Result;
 
 use super::{Outcome, Run, io_outcome};
-use crate::source::live::{LiveSource, Next};
+use crate::source::live::{LiveSource, Next, Stats};
 
 /// Why a capture stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,6 +146,121 @@ pub fn summary_line(run: &Run, on: &str, stop: Stop, savefile: Option<&str>) -> 
     line
 }
 
+/// How a capture runs once its source is set up.
+#[derive(Clone, Copy, Debug)]
+pub struct Live<'a> {
+    /// Stop signals received so far (the count the signal handler raises).
+    pub signals: &'a Arc<AtomicU32>,
+    /// `--duration`: when to stop.
+    pub deadline: Option<Instant>,
+    /// Standard output is read live: flush it whenever the source has nothing buffered.
+    pub live_out: bool,
+    /// `-w FILE`: the savefile, named in the report.
+    pub savefile: Option<&'a str>,
+    /// The user's BPF filter expression (`-f`), for the tagged frames it missed.
+    pub filter: Option<&'a str>,
+    /// `-v`: the filter in force, shown after the readiness line.
+    pub shown_filter: Option<&'a str>,
+}
+
+/// `capture IFACE` through libpcap: the readiness line (tests wait for it), the read loop, then
+/// the run finished and the end-of-capture report on standard error (the summary line,
+/// libpcap's drop counters, the tagged frames `-f` missed, a hint when no RoCE frame passed the
+/// default filter); the savefile is closed with `src`.
+///
+/// # Errors
+/// As [`Ended::outcome`]: a read error, an output error other than a closed pipe, the
+/// savefile's write error.
+pub fn libpcap(mut src: LiveSource, run: &mut Run, live: &Live<'_>) -> Result<Outcome> {
+    // Readiness line, as tcpdump prints "listening on …".
+    eprintln!(
+        "capturing on {}, link-type {}, snapshot length {} bytes",
+        src.iface(),
+        src.linktype().name(),
+        src.snaplen()
+    );
+    if let Some(f) = live.shown_filter {
+        eprintln!("capture filter: {f}");
+    }
+    let mut ended = read_loop(&mut src, run, live.signals, live.deadline, live.live_out);
+    // Stop: flush everything, then report.
+    ended.finish_run(run);
+    let save_err = src.flush_savefile().err().map(anyhow::Error::from);
+    let stats = src.stats().ok();
+    eprintln!(
+        "{}",
+        summary_line(run, src.iface(), ended.stop, live.savefile)
+    );
+    if let Some(line) = stats.and_then(drop_warning) {
+        eprintln!("{line}");
+    }
+    if let (Some(m), Some(f)) = (src.tag_miss(), live.filter)
+        && let Some(line) = m.message(f)
+    {
+        eprintln!("{line}");
+    }
+    if run.roce_frames() == 0 && live.filter.is_none() {
+        // The default filter keeps RoCE itself, not a mirror session's tunnel around it.
+        eprintln!(
+            "no RoCE frames passed the default filter (RoCEv2 to UDP port 4791, RoCEv1); capturing a mirror session? ERSPAN and GRE mirrors need -f 'ip proto 47', VXLAN mirrors -f 'udp port 4789'"
+        );
+    }
+    drop(src); // closes the savefile (pcap_dump_close)
+    ended.outcome(run.frames(), save_err)
+}
+
+/// The warning line when libpcap dropped frames.
+fn drop_warning(s: Stats) -> Option<String> {
+    (s.dropped > 0 || s.if_dropped > 0).then(|| {
+        format!(
+            "warning: libpcap dropped frames: {} because the capture buffer was full (ps_drop), \
+             {} in the interface or driver (ps_ifdrop); try a larger --buffer-size, a narrower \
+             filter, or -w FILE with output to a file",
+            s.dropped, s.if_dropped
+        )
+    })
+}
+
+/// `capture DEVICE` through the verbs sniffer: as [`libpcap`], with the sniffer's readiness
+/// line and its own counters in the report.
+///
+/// # Errors
+/// As [`Ended::outcome`].
+#[cfg(feature = "verbs")]
+pub fn sniffer(
+    mut src: crate::source::sniffer::verbs::RdmaSniffer,
+    run: &mut Run,
+    live: &Live<'_>,
+) -> Result<Outcome> {
+    eprintln!(
+        "capturing on {} (verbs sniffer: raw packet QP + sniffer flow rule; every packet of the port is copied to host memory), link-type {}, snapshot length {} bytes",
+        src.name(),
+        src.linktype().name(),
+        src.snaplen()
+    );
+    if let Some(e) = live.shown_filter {
+        eprintln!("capture filter (applied in user space): {e}");
+    }
+    let mut ended = read_loop(&mut src, run, live.signals, live.deadline, live.live_out);
+    ended.finish_run(run);
+    let save_err = src
+        .flush_savefile()
+        .err()
+        .map(|m| anyhow::anyhow!(m).context("writing the savefile"));
+    eprintln!(
+        "{}",
+        summary_line(run, &src.name(), ended.stop, live.savefile)
+    );
+    eprintln!("{}", src.report());
+    if let (Some(m), Some(f)) = (src.tag_miss(), live.filter)
+        && let Some(l) = m.message(f)
+    {
+        eprintln!("{l}");
+    }
+    drop(src);
+    ended.outcome(run.frames(), save_err)
+}
+
 /// Why to stop after an output result, if at all: a closed pipe ends quietly, another error
 /// is kept in `out_err` for after the report.
 fn output_stop(r: std::io::Result<()>, out_err: &mut Option<anyhow::Error>) -> Option<Stop> {
@@ -233,4 +350,31 @@ pub fn read_loop<S: FrameSource>(
         }
     };
     e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libpcap_drops_are_warned_of() {
+        let stats = |dropped, if_dropped| Stats {
+            received: 10,
+            dropped,
+            if_dropped,
+        };
+        assert_eq!(drop_warning(stats(0, 0)), None);
+        let w = drop_warning(stats(3, 0)).unwrap();
+        assert!(
+            w.starts_with(
+                "warning: libpcap dropped frames: 3 because the capture buffer was full (ps_drop), 0 in the interface or driver (ps_ifdrop);"
+            ),
+            "{w}"
+        );
+        assert!(
+            drop_warning(stats(0, 2))
+                .unwrap()
+                .contains(", 2 in the interface")
+        );
+    }
 }

@@ -1,20 +1,27 @@
 //! The frame's path, between the sources and the printers: the run shared by `read` and
 //! `capture` (source → decoder → selection → printer, with the analyzer beside), the
 //! sequential loop here, the parallel one of `--threads N` ([`parallel`], its decoders in
-//! [`crew`]), the live loop ([`capture_loop`], its `FrameSource`), the analysis marks of packet
-//! lines ([`marked`]) and the progress line ([`progress`]). `cli` parses the arguments and
-//! calls in here.
+//! [`crew`]), the live loop ([`capture_loop`], its `FrameSource`), the runs of `export`
+//! ([`export`]) and `plot` ([`plot`]), the reports of `correlate` and `nccl` written out
+//! ([`job`]), the one-pass walk over a file's records they and the
+//! sequential loop share ([`walk`]), the analysis marks of packet lines ([`marked`]) and the
+//! progress line ([`progress`]). `cli` parses the arguments and calls in here.
 
 pub mod capture_loop;
 pub mod crew;
+pub mod export;
+pub mod job;
 pub mod marked;
 pub mod parallel;
 pub mod plan;
+pub mod plot;
 pub mod progress;
+pub mod walk;
 
 use std::io::{self, Write};
+use std::ops::ControlFlow;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::analyze::marks::Marks;
 use crate::analyze::{AnalyzeConfig, Analyzer, Report, Seen};
@@ -37,6 +44,7 @@ use crate::source::{FileSource, Record};
 use marked::Marking;
 use plan::{OutputPlan, PacketFormat, ReportPlan};
 use progress::Progress;
+use walk::Walked;
 
 /// Bytes of report text gathered before each write to standard output.
 pub const REPORT_BUFFER: usize = 64 << 10;
@@ -646,22 +654,24 @@ fn read_sequential(
     progress: &mut Progress,
     read_err: &mut Option<crate::source::file::FileError>,
 ) -> Result<Option<Outcome>> {
-    while !run.done() {
-        match src.next_record() {
-            Ok(Some(rec)) => {
-                progress.frame(rec.caplen);
-                if let Some(o) = io_outcome(run.record(&rec))? {
-                    return Ok(Some(o));
-                }
-            }
-            Ok(None) => break,
-            Err(e) => {
-                *read_err = Some(e);
-                break;
-            }
+    if run.done() {
+        return Ok(None);
+    }
+    let walked = walk::walk(src, |rec| {
+        progress.frame(rec.caplen);
+        match io_outcome(run.record(rec)) {
+            Ok(None) if !run.done() => ControlFlow::Continue(()),
+            ended => ControlFlow::Break(ended),
+        }
+    });
+    match walked {
+        Walked::End => Ok(None),
+        Walked::Stopped(ended) => ended,
+        Walked::Failed(e) => {
+            *read_err = Some(e);
+            Ok(None)
         }
     }
-    Ok(None)
 }
 
 /// `roce-inspect read --list-fields`: the field registry on standard output.
@@ -685,8 +695,8 @@ pub fn read_file(
     threads: usize,
     write: Option<&str>,
 ) -> Result<Outcome> {
-    let shown = if path == "-" { "<stdin>" } else { path };
-    let mut src = FileSource::open(path).with_context(|| shown.to_string())?;
+    let shown = walk::shown(path);
+    let mut src = walk::open(path, None)?;
     let mut run = Run::new(d, src.linktype());
     run.set_source(shown);
     if let Some(w) = write {
@@ -722,10 +732,7 @@ pub fn read_file(
     progress.finish();
     src.release_all_walked();
     // Frame numbers in the file, as printed (a filter may have skipped some).
-    let where_ = match src.frames_read() {
-        0 => shown.to_string(),
-        n => format!("{shown}: after frame {n}"),
-    };
+    let where_ = walk::after_frame(shown, src.frames_read());
     if let Some(e) = &read_err {
         // In the report too: a `--summary --json | jq` pipeline sees that it is partial.
         run.warn_input(format!(

@@ -109,6 +109,27 @@ pub struct ExportTarget {
     pub host: String,
 }
 
+/// The capture name of the file `path`: its file name (`stdin` for `-`), the `capture`
+/// column and partition value of its tables.
+pub fn capture_name(path: &str) -> String {
+    if path == "-" {
+        return "stdin".to_string();
+    }
+    Path::new(path)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.to_string())
+}
+
+/// The default `host` column of the file `path`: its file name without the last extension.
+pub fn default_host(path: &str) -> String {
+    let name = capture_name(path);
+    match name.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem.to_string(),
+        _ => name,
+    }
+}
+
 /// Rows written per table, for the final message.
 #[derive(Clone, Debug, Default)]
 pub struct ExportCounts {
@@ -391,4 +412,18 @@ fn write_items<T: Serialize>(
     }
     out.close()?;
     Ok((out, items.len() as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(capture_name("/x/y/host1_run.pcapng"), "host1_run.pcapng");
+        assert_eq!(capture_name("-"), "stdin");
+        assert_eq!(default_host("/x/y/node7.pcap"), "node7");
+        assert_eq!(default_host("trace"), "trace");
+        assert_eq!(default_host(".hidden"), ".hidden");
+    }
 }
