@@ -230,8 +230,9 @@ fn layers(l: &mut Line, p: &Pkt<'_, '_>, i: usize, first: &mut bool) {
     while layer(p, n).is_some() {
         l.s(if n == 0 { "{" } else { ",{" });
         let mut first = true;
-        for c in i + 1..subtree_end(i) {
-            if let Some(v) = &FIELDS[c].json_value(p, n) {
+        let inner = i + 1..subtree_end(i);
+        for (c, f) in inner.clone().zip(&FIELDS[inner]) {
+            if let Some(v) = &f.json_value(p, n) {
                 key(l, json_key(c), &mut first);
                 value(l, v);
             }
