@@ -116,11 +116,10 @@ pub fn write_pkt(l: &mut Line, p: &Pkt<'_, '_>) {
     let mut w = Walk {
         l,
         first: true,
-        skip_to: 0,
-        close_at: usize::MAX,
+        open: false,
     };
     rows!(w, p; 0 1 2 3 4 5 6 7 8 9);
-    if w.close_at != usize::MAX {
+    if w.open {
         w.l.s("}");
     }
     w.l.s("}\n");
@@ -131,11 +130,31 @@ struct Walk<'l> {
     l: &'l mut Line,
     /// No key written yet in the object being written.
     first: bool,
-    /// Fields before this index belong to a header the packet lacks: skipped.
-    skip_to: usize,
-    /// The header object open (one level: the registry nests no deeper) closes before this
-    /// field; `usize::MAX` when none is open.
-    close_at: usize,
+    /// A header's object is open (one level: the registry nests no deeper); while it is not,
+    /// the fields of the header last walked are skipped (the packet lacks it).
+    open: bool,
+}
+
+/// Where field `i`'s key starts in its name: after its header's name and the dot (`bth.psn` →
+/// 4), 0 at the top level; at compile time.
+const fn key_start(i: usize) -> usize {
+    let name = TABLE[i].name.as_bytes();
+    let mut k = name.len();
+    while k > 0 && name[k - 1] != b'.' {
+        k -= 1;
+    }
+    k
+}
+
+/// Whether field `i` is a header's field (`bth.psn`), at compile time.
+const fn in_header(i: usize) -> bool {
+    key_start(i) > 0
+}
+
+/// Whether field `i` follows a header's run (the header, or its last field): the header's
+/// object, if open, closes before it.
+const fn after_header(i: usize) -> bool {
+    i > 0 && !in_header(i) && (in_header(i - 1) || matches!(TABLE[i - 1].ty, FieldType::Protocol))
 }
 
 /// Field `I` of the registry (nothing for `I` past its end).
@@ -148,38 +167,35 @@ fn step<const I: usize>(w: &mut Walk<'_>, p: &Pkt<'_, '_>) {
     if I >= TABLE.len() {
         return;
     }
-    if I == w.close_at {
+    if const { after_header(at(I)) } && w.open {
         w.l.s("}");
-        w.close_at = usize::MAX;
+        w.open = false;
         w.first = false;
     }
-    if I < w.skip_to {
+    if const { in_header(at(I)) } && !w.open {
         return;
     }
-    let end = const { subtree_end(at(I)) };
     let header = const { matches!(TABLE[at(I)].ty, FieldType::Protocol) };
     match const { TABLE[at(I)].get } {
         Getter::One(g) => {
             // Read in place (a move of the returned value cost a stalled 16-byte copy).
             let got = g(p);
             let Some(v) = &got else {
-                w.skip_to = end;
                 return;
             };
-            key(w.l, json_key(I), &mut w.first);
+            // Both constant: the slice is a constant too.
+            let name = const { TABLE[at(I)].name };
+            key(w.l, &name[const { key_start(at(I)) }..], &mut w.first);
             if header {
                 w.l.s("{");
                 w.first = true;
-                w.close_at = end;
+                w.open = true;
             } else {
                 value(w.l, v);
             }
         }
-        // The tunnel layers' array (rare): not unrolled.
-        Getter::Many(_) => {
-            layers(w.l, p, I, &mut w.first);
-            w.skip_to = end;
-        }
+        // The tunnel layers' array (rare): not unrolled; its fields are written with it.
+        Getter::Many(_) => layers(w.l, p, I, &mut w.first),
     }
 }
 
@@ -243,8 +259,9 @@ fn layers(l: &mut Line, p: &Pkt<'_, '_>, i: usize, first: &mut bool) {
     l.s("]");
 }
 
-/// A value as JSON: our own names unescaped (static ASCII), free text escaped.
-#[inline]
+/// A value as JSON: our own names unescaped (static ASCII), free text escaped. Inlined into
+/// each `step`, where the accessor's variant is known and the match folds away.
+#[inline(always)]
 fn value(l: &mut Line, v: &Value) {
     match v {
         Value::Uint(u) => {
