@@ -1,8 +1,8 @@
 //! Write the hostile-input captures under `tests/hostile/` (issue 7, point 3):
 //! `cargo run --example make_hostile [DIR]`. The files are committed; rerunning this rewrites
 //! them byte for byte. Every file is written here byte by byte (pcap record headers and pcapng
-//! blocks included), so that record headers can lie; frames come from the independent builder in
-//! `tests/common/frames.rs`. `tests/hostile/README.md` describes each file and `tests/hostile.rs`
+//! blocks included), so that record headers can lie; frames come from the builder in
+//! `tests/common/frames.rs` (the project's frame builder). `tests/hostile/README.md` describes each file and `tests/hostile.rs`
 //! asserts the exact counts.
 
 #[path = "../tests/common/frames.rs"]

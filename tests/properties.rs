@@ -126,8 +126,8 @@ prop_compose! {
                 atomic_ack_eth: AtomicAckEth { orig: reth.0 },
                 rdeth: Rdeth { ee_context: imm },
                 xrceth: Xrceth { xrc_srq: imm },
-                // SEL (2 bits) and PLT (4 bits) from bits 5:4 and 3:0 of `imm`.
-                feth: Feth { sel: (imm >> 4) as u8 & 0x3, plt: imm as u8 & 0xf },
+                // SEL (2 bits) and PLT (4 bits) over-wide on purpose: `Feth::emit` cuts them.
+                feth: Feth { sel: (imm >> 4) as u8, plt: imm as u8 },
             },
             ..V2::default()
         }

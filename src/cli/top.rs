@@ -1,7 +1,7 @@
 //! `roce-inspect top IFACE` / `top -r FILE`: wires the arguments to a source and the live
 //! dashboard of `crate::tui`.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -217,8 +217,7 @@ pub fn top(a: &TopArgs) -> Result<Outcome> {
     }
     if a.summary {
         let mut out = std::io::BufWriter::new(std::io::stdout());
-        let r = write_reports(&done.report, &a.display().plan()?.report, &mut out)
-            .and_then(|()| out.flush());
+        let r = write_reports(&done.report, &a.display().plan()?.report, &mut out);
         if let Some(o) = io_outcome(r)? {
             return Ok(o);
         }

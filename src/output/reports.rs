@@ -26,26 +26,33 @@ pub struct Tables {
     pub gaps: bool,
 }
 
-/// The report as text tables, fitted to `width` terminal columns (`None`: full width), or to
-/// the terminal's width when the report prints ([`TextReport::fit_terminal`]).
+/// How wide the text report's tables are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportWidth {
+    /// Full width: each column as wide as its widest cell (`--wide`, or not a terminal).
+    Full,
+    /// The width of the terminal standard output is on, read when the report prints (it may be
+    /// resized during a capture); full width when it is not a terminal.
+    Terminal,
+}
+
+/// The report as text tables, fitted as [`ReportWidth`] says.
 pub struct TextReport<W> {
     out: W,
     tables: Tables,
     color: bool,
-    width: Option<u16>,
-    /// The width is the terminal's at the end of the run (it may be resized during a capture).
-    terminal: bool,
+    width: ReportWidth,
     findings: FindingsShown,
 }
 
 impl<W: Write> TextReport<W> {
-    /// Text tables into `out`: those of `tables`, coloured when `color`, the findings section
-    /// as `findings` says.
+    /// Text tables into `out`: those of `tables`, coloured when `color`, `width` wide, the
+    /// findings section as `findings` says.
     pub fn new(
         out: W,
         tables: Tables,
         color: bool,
-        width: Option<u16>,
+        width: ReportWidth,
         findings: FindingsShown,
     ) -> Self {
         TextReport {
@@ -53,16 +60,8 @@ impl<W: Write> TextReport<W> {
             tables,
             color,
             width,
-            terminal: false,
             findings,
         }
-    }
-
-    /// Fit the tables to the width of the terminal standard output is printed on, as it is
-    /// when the report prints (full width when it is not a terminal).
-    pub fn fit_terminal(mut self) -> Self {
-        self.terminal = true;
-        self
     }
 }
 
@@ -73,10 +72,9 @@ impl<W: Write> Printer for TextReport<W> {
     }
 
     fn report(&mut self, report: &Report) -> io::Result<()> {
-        let width = if self.terminal {
-            crate::output::fit::terminal_width()
-        } else {
-            self.width
+        let width = match self.width {
+            ReportWidth::Terminal => crate::output::fit::terminal_width(),
+            ReportWidth::Full => None,
         };
         let (t, color) = (self.tables, self.color);
         let findings = self.findings;

@@ -182,7 +182,7 @@ fn export_file(
             caplen: rec.caplen,
             decoded: frame,
         };
-        match exp.frame(&meta, frame, Some(&mut analyzer)) {
+        match exp.frame(&meta, Some(&mut analyzer)) {
             Ok(()) => ControlFlow::Continue(()),
             Err(e) => ControlFlow::Break(e),
         }

@@ -34,7 +34,7 @@ use crate::output::json::JsonPrinter;
 use crate::output::parquet::{Exporter, PacketMeta};
 use crate::output::plot::Recorder;
 use crate::output::reports::{
-    HtmlInput, HtmlReport, JsonReport, ParquetReport, Tables, TextReport,
+    HtmlInput, HtmlReport, JsonReport, ParquetReport, ReportWidth, Tables, TextReport,
 };
 use crate::output::savefile::MarkedWriter;
 use crate::output::text::TextPrinter;
@@ -362,7 +362,7 @@ impl Run {
             // Messages printed with --messages stay in the report; others stream to the export.
             let keep = self.shape.display.report.messages;
             let a = self.analyzer.as_mut().filter(|_| !keep);
-            e.frame(&meta, &frame, a).map_err(io::Error::other)?;
+            e.frame(&meta, a).map_err(io::Error::other)?;
         }
         if let Some(m) = &mut self.marking {
             let show = (self.shape.print_packets || self.savefile.is_some())
@@ -511,11 +511,11 @@ impl Run {
         }
         let saved = self.savefile.as_mut().map_or(Ok(()), MarkedWriter::finish);
         let files = saved.and_then(|()| end_each(&mut self.files, report.as_ref()));
-        match (report, printed, files) {
-            // A file that could not be written is an error even when the output was closed
-            // (which alone ends the run quietly).
-            (Some(_), Err(p), Err(f)) if p.kind() == io::ErrorKind::BrokenPipe => Err(f),
-            (_, p, f) => p.and(f),
+        match (printed, files) {
+            // A file that could not be written (`-w`, `--html`, the Parquet export) is an error
+            // even when the output was closed (which alone ends the run quietly).
+            (Err(p), Err(f)) if p.kind() == io::ErrorKind::BrokenPipe => Err(f),
+            (p, f) => p.and(f),
         }
     }
 
@@ -572,7 +572,7 @@ fn file_printers(r: &ReportPlan, html: Option<&HtmlInput>) -> Printers {
 /// The printer of the reports `r` asks for, into `out`: text tables (fitted to the terminal
 /// unless `--wide`), or JSON (one document for `--summary`, NDJSON lines for `--messages` and
 /// `--gaps`).
-pub fn report_printer<'w, W: Write + Send + 'w>(
+fn report_printer<'w, W: Write + Send + 'w>(
     r: &ReportPlan,
     out: W,
 ) -> Box<dyn Printer + Send + 'w> {
@@ -585,15 +585,16 @@ pub fn report_printer<'w, W: Write + Send + 'w>(
     if r.json {
         return Box::new(JsonReport::new(out, tables));
     }
-    let text = TextReport::new(out, tables, r.color, None, r.findings);
-    if r.wide {
-        Box::new(text)
+    let width = if r.wide {
+        ReportWidth::Full
     } else {
-        Box::new(text.fit_terminal())
-    }
+        ReportWidth::Terminal
+    };
+    Box::new(TextReport::new(out, tables, r.color, width, r.findings))
 }
 
-/// Print the reports `r` asks for into `out` ([`report_printer`]).
+/// Print the reports `r` asks for into `out` (text tables fitted to the terminal unless
+/// `--wide`, or JSON).
 ///
 /// # Errors
 /// Output I/O errors.

@@ -121,9 +121,10 @@ impl Net {
     }
 }
 
-/// Extended-header field values, each the header struct of `decode::headers` that the decoder
-/// reads it into (the same names as [`crate::decode::ExtHeaders`]); only the headers the opcode
-/// implies are written, each by its own `emit`, which cuts every value to its field's bit width.
+/// Extended-header field values, each the header struct of `decode::headers` with that
+/// header's layout (named as the fields of [`crate::decode::ExtHeaders`], which keeps the ImmDt
+/// and IETH values as plain `u32`s); only the headers the opcode implies are written, each by
+/// its own `emit`, which cuts every value to its field's bit width.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Ext {
     /// RDETH (IBTA Vol. 1 §9.3).

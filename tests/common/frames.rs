@@ -1,7 +1,10 @@
 //! Ethernet/IPv4/UDP RoCEv2 frames with a correct ICRC for the property tests, the hostile-file
 //! generator and the fuzz targets (which include this file with `#[path]`): a flat set of field
 //! values ([`V2`]) written by the project's frame builder (`roce_inspect::synth::frame`), which
-//! uses only `roce_inspect::decode::icrc` and the opcode layout table.
+//! writes each header through the decoder's own header structs (`decode::headers`, their
+//! `emit`), `decode::icrc` and the opcode layout table. So these frames are not independent of
+//! the decoder's header layouts: those are checked against hand-computed bytes
+//! (src/decode/headers/tests.rs, tests/vectors.rs) and tshark (tests/tshark_diff.rs).
 #![allow(dead_code)]
 
 use roce_inspect::decode::Opcode;

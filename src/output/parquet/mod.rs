@@ -39,7 +39,7 @@ use crate::analyze::marks::MarkState;
 use crate::analyze::message::Message;
 use crate::analyze::report::GapReport;
 use crate::analyze::{Analyzer, Report};
-use crate::decode::{Frame, RocePacket};
+use crate::decode::RocePacket;
 use file::PartFile;
 pub use packets::PacketMeta;
 use packets::{PacketRow, PacketRows};
@@ -210,18 +210,17 @@ impl Exporter {
         Ok(())
     }
 
-    /// Add a decoded frame if it is RoCE; once per batch of packets, also write the messages
-    /// `analyzer` completed meanwhile (pass `None` to leave them in its report).
+    /// Add the decoded frame `m.decoded` if it is RoCE; once per batch of packets, also write
+    /// the messages `analyzer` completed meanwhile (pass `None` to leave them in its report).
     ///
     /// # Errors
     /// Writing a full batch failed.
     pub fn frame(
         &mut self,
         m: &PacketMeta<'_>,
-        frame: &Frame<'_>,
         analyzer: Option<&mut Analyzer>,
     ) -> Result<(), ExportError> {
-        let Some(p) = frame.roce() else {
+        let Some(p) = m.decoded.roce() else {
             return Ok(());
         };
         self.packet(m, p)?;

@@ -195,7 +195,7 @@ pub fn schema() -> SchemaRef {
     super::table_schema(fields())
 }
 
-/// Capture-level facts of one packet (from the source record).
+/// One packet as the export takes it: the source record's facts and the decoded frame.
 #[derive(Clone, Copy, Debug)]
 pub struct PacketMeta<'a> {
     /// Frame number in the file, from 1.
