@@ -5,7 +5,6 @@
 //! ([`Printer::finish`]).
 
 use std::io::{self, Write};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::analyze::Report;
 use crate::decode::Frame;
@@ -148,45 +147,21 @@ impl<W: Write> Printer for JsonReport<W> {
     }
 }
 
-/// What the `--html` report learns only during the run: the capture's name (its title) and, at
-/// the end, the trace its plots are drawn from. The run fills it; the [`HtmlReport`] holding a
-/// clone reads it when it writes the file.
-#[derive(Clone, Default)]
-pub struct HtmlInput(Arc<Mutex<(String, Trace)>>);
-
-impl HtmlInput {
-    /// Inputs titled after capture `name`, with an empty trace until [`HtmlInput::set_trace`].
-    pub fn new(name: &str) -> Self {
-        HtmlInput(Arc::new(Mutex::new((name.to_string(), Trace::default()))))
-    }
-
-    /// Title the report after capture `name`.
-    pub fn set_name(&self, name: &str) {
-        self.lock().0 = name.to_string();
-    }
-
-    /// Draw the plots from `trace` (the analyzer's recorder, taken back at the end).
-    pub fn set_trace(&self, trace: Trace) {
-        self.lock().1 = trace;
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, (String, Trace)> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// The `--html` report: one self-contained file at `path`, titled after the capture.
+/// The `--html` report: one self-contained file at `path`, titled after the capture, its plots
+/// drawn from the analyzer's recorder.
 pub struct HtmlReport {
     path: String,
-    input: HtmlInput,
+    name: String,
+    trace: Trace,
 }
 
 impl HtmlReport {
-    /// The HTML report to `path`, titled and plotted from `input` as it stands at the end.
-    pub fn new(path: &str, input: HtmlInput) -> Self {
+    /// The HTML report of capture `name` to `path`, with the plots drawn from `trace`.
+    pub fn new(path: &str, name: &str, trace: Trace) -> Self {
         HtmlReport {
             path: path.to_string(),
-            input,
+            name: name.to_string(),
+            trace,
         }
     }
 }
@@ -199,11 +174,8 @@ impl Printer for HtmlReport {
 
     fn report(&mut self, report: &Report) -> io::Result<()> {
         let path = &self.path;
-        let html = {
-            let input = self.input.lock();
-            crate::output::html::render(report, &input.1, &input.0)
-        }
-        .map_err(|e| io::Error::other(format!("{path}: {e:#}")))?;
+        let html = crate::output::html::render(report, &self.trace, &self.name)
+            .map_err(|e| io::Error::other(format!("{path}: {e:#}")))?;
         std::fs::write(path, html).map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}")))
     }
 

@@ -32,9 +32,9 @@ use crate::filter::fields::Pkt;
 use crate::output::fields::FieldsPrinter;
 use crate::output::json::JsonPrinter;
 use crate::output::parquet::{Exporter, PacketMeta};
-use crate::output::plot::Recorder;
+use crate::output::plot::{Recorder, Trace};
 use crate::output::reports::{
-    HtmlInput, HtmlReport, JsonReport, ParquetReport, ReportWidth, Tables, TextReport,
+    HtmlReport, JsonReport, ParquetReport, ReportWidth, Tables, TextReport,
 };
 use crate::output::savefile::MarkedWriter;
 use crate::output::text::TextPrinter;
@@ -185,8 +185,9 @@ pub struct Run {
     /// tables or JSON) when one is printed. Each shown frame goes to all (the report's prints
     /// nothing of it).
     out: Printers,
-    /// The printers into files, in order: the `--html` report, then (added at the end, as the
-    /// exporter is fed by [`Run::record`] until then) the Parquet export's end.
+    /// The printers into files, in order, added at the end when the report is made: the
+    /// `--html` report, then the Parquet export's end (the exporter is fed by [`Run::record`]
+    /// until then).
     files: Printers,
     analyzer: Option<Analyzer>,
     /// Parquet export of every RoCE frame and the report (`capture --parquet DIR`).
@@ -197,8 +198,10 @@ pub struct Run {
     clock: Option<MirrorClock>,
     /// `--mirror-time`: the first frame's time, for relative times.
     base_ts: Option<u64>,
-    /// `--html`: the report's title and trace, filled in during the run.
-    html: Option<HtmlInput>,
+    /// The input's name (file or interface): the `--html` report's title.
+    source_name: String,
+    /// `--html`: the trace its plots are drawn from, taken back from the analyzer at the end.
+    html_trace: Trace,
     /// Warnings about the input itself (a file damaged after some frame), added to the
     /// report's.
     input_warnings: Vec<crate::analyze::warning::Warning>,
@@ -238,7 +241,6 @@ impl Run {
             });
             Marking::tap(a)
         });
-        let html = r.html.as_ref().map(|_| HtmlInput::new("capture"));
         Run {
             shape: Shape {
                 cfg: DecodeConfig::with_ports(&display.roce_ports)
@@ -250,8 +252,9 @@ impl Run {
             clock: display.mirror_time.then(MirrorClock::new),
             base_ts: None,
             out: stdout_printers(display),
-            files: file_printers(r, html.as_ref()),
-            html,
+            files: Vec::new(),
+            source_name: "capture".to_string(),
+            html_trace: Trace::default(),
             analyzer,
             input_warnings: Vec::new(),
             marking,
@@ -278,9 +281,7 @@ impl Run {
 
     /// Name the input (file or interface) in the HTML report's title.
     pub fn set_source(&mut self, name: &str) {
-        if let Some(h) = &self.html {
-            h.set_name(name);
-        }
+        self.source_name = name.to_string();
     }
 
     /// Also export every RoCE frame, and at the end the report, as Parquet (the analyzer runs
@@ -506,6 +507,12 @@ impl Run {
         let released = self.release(true);
         let report = self.analyzer.take().map(|a| self.end_analysis(a));
         let printed = released.and_then(|()| end_each(&mut self.out, report.as_ref()));
+        // The files, written once the report is made: `--html`, then the Parquet export's end.
+        if let Some(path) = &self.shape.display.report.html {
+            let trace = std::mem::take(&mut self.html_trace);
+            let html = HtmlReport::new(path, &self.source_name, trace);
+            self.files.push(Box::new(html));
+        }
         if let Some(e) = self.export.take() {
             self.files.push(Box::new(ParquetReport::new(e)));
         }
@@ -526,8 +533,8 @@ impl Run {
         if self.marking.is_some() || self.export_tapped {
             tap = Marking::inner_tap(tap);
         }
-        if let Some(h) = &self.html {
-            h.set_trace(Recorder::from_tap(tap));
+        if self.shape.display.report.html.is_some() {
+            self.html_trace = Recorder::from_tap(tap);
         }
         let mut report = a.finish();
         report.warnings.append(&mut self.input_warnings);
@@ -557,16 +564,6 @@ fn stdout_printers(d: &OutputPlan) -> Printers {
         out.push(report_printer(&d.report, w));
     }
     out
-}
-
-/// The printers into files that `r` asks for from the start: the `--html` report, titled and
-/// plotted from `html`.
-fn file_printers(r: &ReportPlan, html: Option<&HtmlInput>) -> Printers {
-    let mut files: Printers = Vec::new();
-    if let (Some(path), Some(input)) = (&r.html, html) {
-        files.push(Box::new(HtmlReport::new(path, input.clone())));
-    }
-    files
 }
 
 /// The printer of the reports `r` asks for, into `out`: text tables (fitted to the terminal
