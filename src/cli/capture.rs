@@ -120,17 +120,32 @@ pub fn capture(a: &CaptureArgs) -> Result<Outcome> {
         run.export_to(Exporter::create(export_target(a, dir))?);
     }
     let signals = install_stop_handler(Some(&mut src))?;
-    let live = Live {
-        signals: &signals,
-        deadline: a
-            .duration
-            .map(|s| Instant::now() + Duration::from_secs_f64(s)),
-        live_out,
-        savefile: a.write.as_deref(),
-        filter: d.filter.as_deref(),
-        shown_filter: d.verbose.then_some(filter.as_str()),
-    };
+    let live = a.live(&signals, live_out, Some(&filter));
     capture_loop::libpcap(src, &mut run, &live)
+}
+
+impl CaptureArgs {
+    /// How the capture runs once its source is set up: stopped by `signals` or `--duration`
+    /// (counted from now), flushing standard output when `live_out`; `filter_text` is the
+    /// capture filter in force, shown with `-v`.
+    pub(super) fn live<'a>(
+        &'a self,
+        signals: &'a std::sync::Arc<std::sync::atomic::AtomicU32>,
+        live_out: bool,
+        filter_text: Option<&'a str>,
+    ) -> Live<'a> {
+        let d = &self.display;
+        Live {
+            signals,
+            deadline: self
+                .duration
+                .map(|s| Instant::now() + Duration::from_secs_f64(s)),
+            live_out,
+            savefile: self.write.as_deref(),
+            filter: d.filter.as_deref(),
+            shown_filter: filter_text.filter(|_| d.verbose),
+        }
+    }
 }
 
 fn prefix_len(mask: &IpAddr) -> u32 {

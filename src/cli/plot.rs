@@ -82,7 +82,8 @@ fn parse_bin(s: &str) -> Result<f64, String> {
 /// `roce-inspect plot`.
 ///
 /// # Errors
-/// As [`crate::pipeline::plot::analyze_file`], a `--from`/`--to` outside the capture, or the output cannot be written;
+/// As [`crate::pipeline::plot::analyze_file`], a `--from`/`--to` outside the capture, or the
+/// output cannot be written;
 /// an [`ArgError`](super::ArgError) when `--to` is not after `--from`.
 pub fn plot(a: &PlotArgs) -> Result<()> {
     if let (Some(f), Some(t)) = (a.from, a.to)

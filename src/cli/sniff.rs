@@ -97,12 +97,10 @@ pub fn capture(
     live_out: bool,
     plan: &crate::source::privdrop::Plan,
 ) -> Result<Outcome> {
-    use std::time::{Duration, Instant};
-
     use super::live::install_stop_handler;
     use crate::decode::LinkType;
     use crate::pipeline::Run;
-    use crate::pipeline::capture_loop::{self, Live};
+    use crate::pipeline::capture_loop;
     use crate::source::live::{LiveError, default_filter};
     use crate::source::sniffer::verbs::RdmaSniffer;
 
@@ -139,16 +137,7 @@ pub fn capture(
     }
     super::live::give_up_root(plan, a)?;
     let signals = install_stop_handler(None)?;
-    let live = Live {
-        signals: &signals,
-        deadline: a
-            .duration
-            .map(|s| Instant::now() + Duration::from_secs_f64(s)),
-        live_out,
-        savefile: a.write.as_deref(),
-        filter: d.filter.as_deref(),
-        shown_filter: expr.as_deref().filter(|_| d.verbose),
-    };
+    let live = a.live(&signals, live_out, expr.as_deref());
     capture_loop::sniffer(src, &mut run, &live)
 }
 

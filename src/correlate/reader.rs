@@ -33,7 +33,7 @@ impl CaptureReader {
     /// One line naming the file: missing, not a capture, unsupported link type, bad filter.
     pub fn open(path: &str, filter: Option<&str>, cfg: &DecodeConfig) -> Result<CaptureReader> {
         // Named as `read` names it in messages.
-        let shown = if path == "-" { "<stdin>" } else { path };
+        let shown = crate::source::file::shown(path);
         let mut src = FileSource::open(path).with_context(|| shown.to_string())?;
         if let Some(f) = filter {
             src.set_filter(f).with_context(|| shown.to_string())?;
@@ -58,10 +58,7 @@ impl CaptureReader {
                 Ok(None) => return None,
                 Err(e) => {
                     // Named as `read` names it: the file alone when no frame was read.
-                    let at = match self.src.frames_read() {
-                        0 => self.path.clone(),
-                        n => format!("{}: after frame {n}", self.path),
-                    };
+                    let at = crate::source::file::after_frame(&self.path, self.src.frames_read());
                     let e = anyhow::Error::new(e).context(at);
                     self.read_error = Some(format!("{e:#}"));
                     return None;

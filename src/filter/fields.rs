@@ -328,13 +328,19 @@ pub const fn subtree_end(i: usize) -> usize {
 /// The key `--json` writes field `i` under inside its header's object: its name after the last
 /// dot (`bth.psn` → `psn`), the whole name at the top level.
 pub fn json_key(i: usize) -> &'static str {
-    let name = FIELDS[i].name;
-    &name[KEY_START[i]..]
+    &FIELDS[i].name[key_start(i)..]
+}
+
+/// Where field `i`'s [`json_key`] starts in its name: after its header's name and the dot
+/// (`bth.psn` → 4), 0 at the top level.
+pub const fn key_start(i: usize) -> usize {
+    KEY_START[i]
 }
 
 /// [`subtree_end`] for every field, computed at compile time; the build stops, naming the field,
-/// if a field named `h.f` does not follow its header `h` among `h`'s other fields, or if a name
-/// has two dots (the registry nests one level).
+/// if a field named `h.f` does not follow its header `h` among `h`'s other fields, `h` is not a
+/// header or not read as `h.f` is (per tunnel layer or not), or a name has two dots (the
+/// registry nests one level).
 const SUBTREE_END: [usize; TABLE.len()] = subtree_ends();
 
 /// Where each field's key starts in its name (after the last dot).
@@ -351,40 +357,24 @@ const fn subtree_ends() -> [usize; TABLE.len()] {
         end[i] = j;
         i += 1;
     }
-    // Every dotted name lies in its header's run.
+    // Every header's field follows its header among the header's other fields: the nearest
+    // top-level field before it is its header, a header (`FieldType::Protocol`) read as it is
+    // (per tunnel layer or not), and its name has one dot (the registry nests one level).
+    let start = key_starts();
     let mut j = 0;
     while j < TABLE.len() {
-        let name = TABLE[j].name.as_bytes();
-        let mut d = 0;
-        while d < name.len() && name[d] != b'.' {
-            d += 1;
-        }
-        if d < name.len() {
-            // One level: `--json`'s writer opens no object inside a header's object.
-            let mut e = d + 1;
-            while e < name.len() {
-                if name[e] == b'.' {
-                    // This name has two dots: the registry nests one level.
-                    panic!("{}", TABLE[j].name);
-                }
-                e += 1;
-            }
-            let mut h = j;
-            while h > 0 && !is_child(TABLE[h - 1].name, TABLE[j].name) {
+        if start[j] > 0 {
+            let mut h = j - 1;
+            while start[h] > 0 {
                 h -= 1;
             }
-            if h == 0 || end[h - 1] <= j || TABLE[h - 1].name.len() != d {
-                // This field does not follow its header among the header's fields.
-                panic!("{}", TABLE[j].name);
-            }
-            let header = &TABLE[h - 1];
-            if !matches!(header.ty, FieldType::Protocol) {
-                // This field is under a field that is not a header (`FieldType::Protocol`).
-                panic!("{}", TABLE[j].name);
-            }
-            // An `encap.*` field has one value per tunnel layer, as `encap` has one object.
-            if matches!(header.get, Getter::Many(_)) != matches!(TABLE[j].get, Getter::Many(_)) {
-                // This field is read per tunnel layer (`many`) and its header is not, or the reverse.
+            let header = &TABLE[h];
+            if !is_child(header.name, TABLE[j].name)
+                || start[j] != header.name.len() + 1
+                || end[h] <= j
+                || !matches!(header.ty, FieldType::Protocol)
+                || matches!(header.get, Getter::Many(_)) != matches!(TABLE[j].get, Getter::Many(_))
+            {
                 panic!("{}", TABLE[j].name);
             }
         }
@@ -499,7 +489,7 @@ impl Field {
     /// to the first that does).
     #[inline]
     pub fn any(&self, p: &Pkt<'_, '_>, mut f: impl FnMut(Value) -> bool) -> bool {
-        let mut pass = |v: Value| v != Value::Null && f(v);
+        let mut pass = |v: Value| !matches!(v, Value::Null) && f(v);
         match self.get {
             Getter::One(g) => g(p).is_some_and(pass),
             Getter::Many(g) => {

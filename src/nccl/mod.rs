@@ -258,7 +258,7 @@ fn read_capture(
     cfg: &Config,
     dcfg: &DecodeConfig,
 ) -> Result<(CaptureSummary, Vec<Conn>)> {
-    let shown = if path == "-" { "<stdin>" } else { path };
+    let shown = crate::source::file::shown(path);
     let mut src = FileSource::open(path).with_context(|| shown.to_string())?;
     if let Some(f) = &cfg.filter {
         src.set_filter(f).with_context(|| shown.to_string())?;
@@ -280,10 +280,7 @@ fn read_capture(
             }
             Ok(None) => break None,
             Err(e) => {
-                let at = match src.frames_read() {
-                    0 => shown.to_string(),
-                    n => format!("{shown}: after frame {n}"),
-                };
+                let at = crate::source::file::after_frame(shown, src.frames_read());
                 break Some(format!("{:#}", anyhow::Error::new(e).context(at)));
             }
         }

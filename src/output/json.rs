@@ -17,7 +17,9 @@ use super::line::Line;
 use super::{FrameCtx, Printer};
 use crate::analyze::marks::Marks;
 use crate::decode::Frame;
-use crate::filter::fields::{FIELDS, FieldType, Getter, Pkt, TABLE, Value, json_key, subtree_end};
+use crate::filter::fields::{
+    FIELDS, FieldType, Getter, Pkt, TABLE, Value, json_key, key_start, subtree_end,
+};
 
 /// The NDJSON printer. `out` needs no buffering: lines collect in the printer's own buffer.
 pub struct JsonPrinter<W: Write> {
@@ -133,17 +135,6 @@ struct Walk<'l> {
     /// A header's object is open (one level: the registry nests no deeper); while it is not,
     /// the fields of the header last walked are skipped (the packet lacks it).
     open: bool,
-}
-
-/// Where field `i`'s key starts in its name: after its header's name and the dot (`bth.psn` →
-/// 4), 0 at the top level; at compile time.
-const fn key_start(i: usize) -> usize {
-    let name = TABLE[i].name.as_bytes();
-    let mut k = name.len();
-    while k > 0 && name[k - 1] != b'.' {
-        k -= 1;
-    }
-    k
 }
 
 /// Whether field `i` is a header's field (`bth.psn`), at compile time.
@@ -344,8 +335,9 @@ mod tests {
         String::from_utf8(l.buf).unwrap()
     }
 
-    /// The CNP (74 bytes: UDP source port 0, IP TTL 64) cut 4 bytes short (its ICRC not captured): the keys README's "JSON output"
-    /// lists, in its order, with `null` for the ICRC values the capture lacks.
+    /// The CNP (74 bytes: UDP source port 0, IP TTL 64) cut 4 bytes short (its ICRC not
+    /// captured): the keys README's "JSON output" lists, in its order, with `null` for the ICRC
+    /// values the capture lacks.
     #[test]
     fn a_packet_cut_before_its_icrc_has_null_icrc_values() {
         let bytes = hex(CNP);

@@ -209,10 +209,10 @@ fn export_file(
         ));
     }
     if let Some(e) = read_err {
-        let where_ = match src.frames_read() {
-            0 => shown.to_string(),
-            n => format!("{shown}: after frame {n} (the frames before it were exported)"),
-        };
+        let mut where_ = walk::after_frame(shown, src.frames_read());
+        if src.frames_read() > 0 {
+            where_.push_str(" (the frames before it were exported)");
+        }
         return Err(anyhow::Error::new(e).context(where_));
     }
     Ok(counts)

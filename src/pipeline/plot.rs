@@ -46,32 +46,26 @@ pub fn analyze_file(
 mod tests {
     use super::*;
 
-    /// A pcap whose first record header claims 2^31 - 1 captured bytes (over its snap length of
-    /// 65535): the error names the file, not "after frame 0"; after one good record it names
-    /// the frame.
+    /// samples/rxe_write.pcap cut inside its first record, then inside its second: the first
+    /// error names the file alone (not "after frame 0"), the second the frame read before it.
     #[test]
     fn a_read_error_names_the_frame_after_which_it_came() {
+        let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/rxe_write.pcap");
+        let bytes = std::fs::read(sample).unwrap();
+        // A 24-byte file header, then 16-byte record headers with `incl_len` at offset 8.
+        let first_len = u32::from_le_bytes(bytes[32..36].try_into().unwrap()) as usize;
         let dir = tempfile::tempdir().unwrap();
-        // Classic pcap, microseconds, little-endian, snap length 65535, Ethernet.
-        let mut file: Vec<u8> = [0xa1b2_c3d4u32.to_le_bytes().as_slice(), &[2, 0, 4, 0]].concat();
-        file.extend_from_slice(&[0; 8]);
-        file.extend_from_slice(&65535u32.to_le_bytes());
-        file.extend_from_slice(&1u32.to_le_bytes());
-        let bad = [1u32, 0, 0x7fff_ffff, 16].map(u32::to_le_bytes).concat();
-        let good = [1u32, 0, 14, 14].map(u32::to_le_bytes).concat();
-        let first = dir.path().join("first.pcap");
-        std::fs::write(&first, [file.clone(), bad.clone()].concat()).unwrap();
-        let second = dir.path().join("second.pcap");
-        std::fs::write(&second, [file, good, vec![0; 14], bad].concat()).unwrap();
-        let error = |path: &std::path::Path| {
+        let error = |cut: usize| {
+            let path = dir.path().join(format!("cut{cut}.pcap"));
+            std::fs::write(&path, &bytes[..cut]).unwrap();
             let p = path.to_str().unwrap().to_string();
             let e = analyze_file(&p, None, AnalyzeConfig::default(), &[]).unwrap_err();
             (p, format!("{e:#}"))
         };
-        let (p, text) = error(&first);
+        let (p, text) = error(24 + 16 + 10);
         assert!(text.starts_with(&format!("{p}: ")), "{text}");
         assert!(!text.contains("after frame"), "{text}");
-        let (p, text) = error(&second);
+        let (p, text) = error(24 + 16 + first_len + 16 + 10);
         assert!(text.starts_with(&format!("{p}: after frame 1: ")), "{text}");
     }
 }

@@ -11,10 +11,7 @@ use crate::decode::{DecodeConfig, Frame, decode_frame};
 use crate::source::file::FileError;
 use crate::source::{FileSource, Record};
 
-/// The name a file is given in messages: `<stdin>` for `-`, else the path as given.
-pub fn shown(path: &str) -> &str {
-    if path == "-" { "<stdin>" } else { path }
-}
+pub use crate::source::file::{after_frame, shown};
 
 /// Open the capture file `path` (`-`: standard input) and apply the BPF filter `filter`.
 ///
@@ -71,15 +68,6 @@ pub fn decoded<B>(
     })
 }
 
-/// Where a read error of the file shown as `shown` happened: after frame `n` (its number in
-/// the file), or the file alone when no frame was read.
-pub fn after_frame(shown: &str, n: u64) -> String {
-    match n {
-        0 => shown.to_string(),
-        n => format!("{shown}: after frame {n}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,14 +91,6 @@ mod tests {
             n += 1;
         }
         n
-    }
-
-    #[test]
-    fn names_in_messages() {
-        assert_eq!(shown("-"), "<stdin>");
-        assert_eq!(shown("a/b.pcap"), "a/b.pcap");
-        assert_eq!(after_frame("x.pcap", 0), "x.pcap");
-        assert_eq!(after_frame("x.pcap", 7), "x.pcap: after frame 7");
     }
 
     #[test]

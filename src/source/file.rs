@@ -599,6 +599,20 @@ fn io_msg(e: &std::io::Error) -> String {
     }
 }
 
+/// The name a capture file is given in messages: `<stdin>` for `-`, else the path as given.
+pub fn shown(path: &str) -> &str {
+    if path == "-" { "<stdin>" } else { path }
+}
+
+/// Where a read error of the file shown as `shown` happened: after frame `n` (its number in
+/// the file), or the file alone when no frame was read.
+pub fn after_frame(shown: &str, n: u64) -> String {
+    match n {
+        0 => shown.to_string(),
+        n => format!("{shown}: after frame {n}"),
+    }
+}
+
 /// Whether the paths `a` and `b` name the same file (through `..`, links or not); the same
 /// string when either cannot be resolved (a missing file, standard input `-`).
 pub fn same_file(a: &str, b: &str) -> bool {
@@ -611,6 +625,14 @@ pub fn same_file(a: &str, b: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_in_messages() {
+        assert_eq!(shown("-"), "<stdin>");
+        assert_eq!(shown("a/b.pcap"), "a/b.pcap");
+        assert_eq!(after_frame("x.pcap", 0), "x.pcap");
+        assert_eq!(after_frame("x.pcap", 7), "x.pcap: after frame 7");
+    }
 
     /// What locating every batch of `path`'s records with `filter` (batches of at most 256
     /// records spanning at most `span` bytes, 3 kept) did: whether page work was left to other
